@@ -1,0 +1,69 @@
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { DEFAULT_API_KEY_ENV } from '../../models/resolveModel.js';
+import { agentsDirOf, fail, loadForCommand, type DirOptions } from '../context.js';
+
+const HOSTS = ['claude', 'code', 'cursor'] as const;
+type Host = (typeof HOSTS)[number];
+
+const WHERE: Record<Host, string> = {
+  claude: 'Claude Desktop: merge into claude_desktop_config.json (Settings > Developer > Edit Config), then restart Claude Desktop.',
+  code: 'Claude Code: save as .mcp.json in your project, or run: claude mcp add-json agentport \'<the "agentport" entry>\'',
+  cursor: 'Cursor: save as .cursor/mcp.json in your project (or ~/.cursor/mcp.json for every project).',
+};
+
+interface ConfigOptions extends DirOptions {
+  http?: boolean;
+  url?: string;
+  name?: string;
+}
+
+/** Prints a ready-to-paste host configuration with absolute paths. */
+export function registerConfigCommand(program: Command): void {
+  program
+    .command('config')
+    .description('print a ready-to-paste MCP configuration for Claude Desktop, Claude Code or Cursor')
+    .argument('<host>', `one of ${HOSTS.join(', ')}`)
+    .option('-d, --dir <path>', 'agents folder', 'agents')
+    .option('--name <name>', 'server name in the configuration', 'agentport')
+    .option('--http', 'connect to a running `agentport serve --http` instead of launching it')
+    .option('--url <url>', 'URL of the HTTP server', 'http://127.0.0.1:3333/mcp')
+    .action(async (host: string, options: ConfigOptions) => {
+      if (!(HOSTS as readonly string[]).includes(host)) {
+        fail(`unknown host "${host}": expected one of ${HOSTS.join(', ')}`);
+        return;
+      }
+      const name = options.name ?? 'agentport';
+      let entry: Record<string, unknown>;
+      if (options.http) {
+        entry = host === 'claude' ? remoteViaStdio(options.url!) : { type: 'http', url: options.url };
+        if (process.env.AGENTPORT_TOKEN && host !== 'claude') entry.headers = { Authorization: 'Bearer ${AGENTPORT_TOKEN}' };
+      } else {
+        const env: Record<string, string> = {};
+        const loaded = await loadForCommand(options);
+        for (const model of loaded.registry.models.values()) {
+          if (model.definition.provider === 'openai') env[model.definition.apiKeyEnv ?? DEFAULT_API_KEY_ENV] = '<your API key>';
+        }
+        entry = {
+          ...(host === 'code' ? { type: 'stdio' } : {}),
+          // Claude Desktop does not search PATH the way a shell does: use absolute paths.
+          command: process.execPath,
+          args: [cliEntry(), 'serve', '--dir', agentsDirOf(options)],
+          env,
+        };
+      }
+      process.stderr.write(`${WHERE[host as Host]}\n`);
+      process.stdout.write(`${JSON.stringify({ mcpServers: { [name]: entry } }, null, 2)}\n`);
+    });
+}
+
+function cliEntry(): string {
+  return realpathSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'main.js'));
+}
+
+/** Claude Desktop's config file only launches commands: bridge to HTTP with mcp-remote. */
+function remoteViaStdio(url: string): Record<string, unknown> {
+  return { command: 'npx', args: ['-y', 'mcp-remote', url] };
+}

@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { fail, loadForCommand, printIssues, type DirOptions } from '../context.js';
+
+interface ServeOptions extends DirOptions {
+  http?: boolean;
+  host?: string;
+  port?: string;
+  allowedHost?: string[];
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the agents folder as MCP tools (stdio by default)')
+    .option('-d, --dir <path>', 'agents folder', 'agents')
+    .option('--data-dir <path>', 'where threads and caches are kept (default: .agentport/ beside the agents folder)')
+    .option('--http', 'serve Streamable HTTP instead of stdio')
+    .option('--host <host>', 'HTTP bind address', '127.0.0.1')
+    .option('--port <port>', 'HTTP port', '3333')
+    .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
+    .action(async (options: ServeOptions) => {
+      const loaded = await loadForCommand(options);
+      printIssues(loaded.issues);
+      if (loaded.errors.length) {
+        fail(`not starting: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
+        return;
+      }
+      const [{ createRuntime }, { createAgentportServer }, { log }] = await Promise.all([
+        import('../../runtime/runPrompt.js'),
+        import('../../server/createServer.js'),
+        import('../../server/log.js'),
+      ]);
+      const server = createAgentportServer(createRuntime({ registry: loaded.registry }));
+      if (!options.http) {
+        const { startStdio } = await import('../../server/stdio.js');
+        startStdio(server);
+        log.info(`serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} on stdio`);
+        return;
+      }
+      const port = Number(options.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        fail(`--port must be a port number, got "${options.port}"`);
+        return;
+      }
+      const { startHttp } = await import('../../server/http.js');
+      const token = process.env.AGENTPORT_TOKEN || undefined;
+      try {
+        const running = await startHttp(server, {
+          host: options.host ?? '127.0.0.1',
+          port,
+          ...(token ? { token } : {}),
+          ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
+        });
+        log.info(`serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}`);
+        const stop = () => void running.close().finally(() => process.exit(0));
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      } catch (error) {
+        fail(error instanceof Error ? error.message : String(error));
+      }
+    });
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+/**
+ * The `agentport` command. Each subcommand loads only what it needs, so
+ * `serve` on stdio starts quickly.
+ */
+import { Command } from 'commander';
+import { VERSION } from '../server/version.js';
+import { registerConfigCommand } from './commands/config.js';
+import { registerDoctorCommand } from './commands/doctor.js';
+import { registerListCommand } from './commands/list.js';
+import { registerServeCommand } from './commands/serve.js';
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('agentport')
+    .description('Serve the prompts and agents in an agents/ folder as MCP tools.')
+    .version(VERSION, '-v, --version')
+    .showHelpAfterError();
+  registerServeCommand(program);
+  registerListCommand(program);
+  registerDoctorCommand(program);
+  registerConfigCommand(program);
+  return program;
+}
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    process.stderr.write(`agentport: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });

@@ -1,0 +1,45 @@
+/**
+ * agentport's public API: the definition functions used in agents/ files and
+ * their types. Files written against `@standardagents/spec` load unchanged:
+ * that specifier is mapped to this module when agents/ is loaded.
+ */
+export { defineAgent, defineHook, defineModel, definePrompt, defineTool } from './definitions/define.js';
+export type {
+  AgentDefinition,
+  AgentSide,
+  AttachmentRef,
+  DefineToolOptions,
+  ExecutionState,
+  ExposureOptions,
+  HookDefinition,
+  HookName,
+  ImageContent,
+  ModelDefinition,
+  ModelProvider,
+  ModelRequest,
+  ModelRequestMessage,
+  ModelResponse,
+  ModelToolCall,
+  PromptContent,
+  PromptDefinition,
+  PromptIncludePart,
+  PromptInput,
+  PromptPart,
+  PromptTextPart,
+  ReasoningConfig,
+  StructuredPrompt,
+  SubagentToolConfig,
+  SubpromptConfig,
+  TextContent,
+  ThreadState,
+  ToolArgs,
+  ToolAttachment,
+  ToolConfig,
+  ToolContent,
+  ToolDefinition,
+  ToolExecute,
+  ToolReference,
+  ToolResult,
+  ToolTenvs,
+  VariableDefinition,
+} from './definitions/types.js';

@@ -1,0 +1,64 @@
+/**
+ * The built-in OpenAI-compatible provider: Chat Completions through the
+ * `openai` package, so it works with OpenAI, OpenRouter, Ollama, LM Studio,
+ * vLLM and llama.cpp's server alike.
+ */
+import type { ModelProvider, ModelRequest, ModelResponse, ModelToolCall } from '../definitions/types.js';
+
+export interface OpenAIProviderOptions {
+  apiKey: string;
+  baseURL?: string;
+  timeoutMs?: number;
+  /** Retries on 429, 5xx and timeouts, with backoff (done by the openai client). */
+  maxRetries?: number;
+}
+
+type OpenAIClient = import('openai').OpenAI;
+
+export class OpenAICompatibleProvider implements ModelProvider {
+  private client: Promise<OpenAIClient> | undefined;
+
+  constructor(private readonly options: OpenAIProviderOptions) {}
+
+  async complete(request: ModelRequest, { signal }: { signal?: AbortSignal }): Promise<ModelResponse> {
+    const client = await this.getClient();
+    // The request is already in Chat Completions shape; the SDK's types are
+    // stricter than what OpenAI-compatible servers accept, hence the cast.
+    const body = { ...request, stream: false } as unknown as Parameters<OpenAIClient['chat']['completions']['create']>[0];
+    const completion = (await client.chat.completions.create(body, signal ? { signal } : {})) as import('openai').OpenAI.ChatCompletion;
+    const choice = completion.choices[0];
+    const message = choice?.message;
+    const toolCalls: ModelToolCall[] = [];
+    for (const call of message?.tool_calls ?? []) {
+      if (call.type === 'function') {
+        toolCalls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments });
+      }
+    }
+    // Reasoning text comes under different names depending on the server.
+    const extra = message as unknown as { reasoning?: unknown; reasoning_content?: unknown } | undefined;
+    const reasoning = typeof extra?.reasoning === 'string' ? extra.reasoning : typeof extra?.reasoning_content === 'string' ? extra.reasoning_content : undefined;
+    return {
+      text: message?.content ?? null,
+      toolCalls,
+      ...(reasoning !== undefined ? { reasoning } : {}),
+      ...(choice?.finish_reason ? { finishReason: choice.finish_reason } : {}),
+      ...(completion.usage
+        ? { usage: { promptTokens: completion.usage.prompt_tokens, completionTokens: completion.usage.completion_tokens } }
+        : {}),
+    };
+  }
+
+  private getClient(): Promise<OpenAIClient> {
+    // Loaded on the first model call: listing tools never pays for it.
+    this.client ??= import('openai').then(
+      ({ OpenAI }) =>
+        new OpenAI({
+          apiKey: this.options.apiKey,
+          ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
+          ...(this.options.timeoutMs ? { timeout: this.options.timeoutMs } : {}),
+          maxRetries: this.options.maxRetries ?? 2,
+        }),
+    );
+    return this.client;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * Finds definition files under the agents folder. Each kind lives in its own
+ * sub-folder; `.prompty` files are prompts wherever they are.
+ */
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { DefinitionKind } from '../definitions/brand.js';
+
+export const KIND_FOLDERS: Record<string, DefinitionKind> = {
+  models: 'model',
+  prompts: 'prompt',
+  tools: 'tool',
+  hooks: 'hook',
+  agents: 'agent',
+};
+
+const MODULE_FILE = /\.(ts|mts|js|mjs)$/;
+const SKIPPED_FILE = /(\.d\.ts|\.d\.mts|\.test\.[mc]?[jt]s|\.spec\.[mc]?[jt]s)$/;
+
+export interface DiscoveredFile {
+  file: string;
+  /** The kind implied by the folder, or `prompt` for a `.prompty` file. */
+  kind: DefinitionKind;
+  format: 'module' | 'prompty';
+}
+
+export async function discoverDefinitionFiles(agentsDir: string): Promise<DiscoveredFile[]> {
+  const found: DiscoveredFile[] = [];
+  for (const [folder, kind] of Object.entries(KIND_FOLDERS)) {
+    for (const file of await walk(path.join(agentsDir, folder))) {
+      if (MODULE_FILE.test(file) && !SKIPPED_FILE.test(file)) found.push({ file, kind, format: 'module' });
+    }
+  }
+  for (const file of await walk(agentsDir)) {
+    if (file.endsWith('.prompty')) found.push({ file, kind: 'prompt', format: 'prompty' });
+  }
+  // Sorted so load order, and with it every listing, is the same on every machine.
+  return found.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
+
+async function walk(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return entries
+    .filter((entry) => entry.isFile() && !entry.name.startsWith('.'))
+    .map((entry) => path.join(entry.parentPath, entry.name))
+    .filter((file) => !file.split(path.sep).includes('node_modules'));
+}

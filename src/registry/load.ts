@@ -1,0 +1,165 @@
+/**
+ * Builds a {@link Registry} from an agents/ folder: discover files, import
+ * them, validate every definition, then check cross-references. Every problem
+ * is collected; the caller decides whether errors are fatal.
+ */
+import path from 'node:path';
+import { kindOf, type DefinitionKind } from '../definitions/brand.js';
+import type { LoadIssue } from '../definitions/issues.js';
+import type {
+  AgentDefinition,
+  HookDefinition,
+  ModelDefinition,
+  PromptDefinition,
+} from '../definitions/types.js';
+import { validateDefinition } from '../definitions/validate.js';
+import { discoverDefinitionFiles, type DiscoveredFile } from './discover.js';
+import { RegistryLoadError } from './errors.js';
+import { createModuleLoader, type ModuleLoader } from './loadModule.js';
+import { checkReferences } from './references.js';
+import type { AnyToolDefinition, Entry, Registry } from './types.js';
+
+export interface LoadRegistryOptions {
+  agentsDir: string;
+  /** jiti's transpile cache folder; `false` turns the cache off. */
+  cacheDir?: string | false;
+}
+
+export interface LoadRegistryResult {
+  registry: Registry;
+  issues: LoadIssue[];
+}
+
+interface Found {
+  kind: DefinitionKind;
+  value: unknown;
+  /** The export's name, or undefined for the default export. */
+  exportName: string | undefined;
+}
+
+export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRegistryResult> {
+  const agentsDir = path.resolve(options.agentsDir);
+  const issues: LoadIssue[] = [];
+  const files = await discoverDefinitionFiles(agentsDir);
+  const moduleFiles = files.filter((f) => f.format === 'module');
+  const loader = moduleFiles.length
+    ? await createModuleLoader({ agentsDir, cacheDir: options.cacheDir ?? false })
+    : undefined;
+
+  const draft = {
+    agentsDir,
+    models: new Map<string, Entry<ModelDefinition>>(),
+    prompts: new Map<string, Entry<PromptDefinition>>(),
+    tools: new Map<string, Entry<AnyToolDefinition>>(),
+    hooks: new Map<string, Entry<HookDefinition>>(),
+    agents: new Map<string, Entry<AgentDefinition>>(),
+    warnings: [] as LoadIssue[],
+  };
+
+  for (const discovered of moduleFiles) {
+    const file = displayPath(discovered.file);
+    const found = await importDefinitions(loader!, discovered, file, issues);
+    for (const item of found) addDefinition(draft, item, discovered.file, file, issues);
+  }
+
+  const prompts = checkReferences(draft, issues);
+  const registry: Registry = { ...draft, prompts, warnings: issues.filter((i) => i.severity === 'warning') };
+  return { registry, issues };
+}
+
+/** Loads the registry and throws a {@link RegistryLoadError} listing every error. */
+export async function loadRegistryOrThrow(options: LoadRegistryOptions): Promise<Registry> {
+  const { registry, issues } = await loadRegistry(options);
+  if (issues.some((i) => i.severity === 'error')) throw new RegistryLoadError(issues);
+  return registry;
+}
+
+async function importDefinitions(
+  loader: ModuleLoader,
+  discovered: DiscoveredFile,
+  file: string,
+  issues: LoadIssue[],
+): Promise<Found[]> {
+  let namespace: Record<string, unknown>;
+  try {
+    namespace = await loader.load(discovered.file);
+  } catch (error) {
+    issues.push({ severity: 'error', file, message: `cannot load: ${firstLine(error)}` });
+    return [];
+  }
+  const found: Found[] = [];
+  for (const [exportName, value] of Object.entries(namespace)) {
+    const branded = kindOf(value);
+    if (exportName === 'default') {
+      // An unbranded default export is taken as the folder's kind, so plain objects work too.
+      if (branded || (typeof value === 'object' && value !== null)) {
+        found.push({ kind: branded ?? discovered.kind, value, exportName: undefined });
+      }
+    } else if (branded && value !== namespace.default) {
+      found.push({ kind: branded, value, exportName });
+    }
+  }
+  if (found.length === 0) {
+    issues.push({ severity: 'warning', file, message: 'exports no definition (expected a default export such as definePrompt({...}))' });
+  }
+  return found;
+}
+
+function addDefinition(
+  draft: {
+    models: Map<string, Entry<ModelDefinition>>;
+    prompts: Map<string, Entry<PromptDefinition>>;
+    tools: Map<string, Entry<AnyToolDefinition>>;
+    hooks: Map<string, Entry<HookDefinition>>;
+    agents: Map<string, Entry<AgentDefinition>>;
+  },
+  item: Found,
+  absoluteFile: string,
+  file: string,
+  issues: LoadIssue[],
+): void {
+  const name = definitionName(item, absoluteFile);
+  const outcome = validateDefinition(item.kind, item.value, file, name);
+  issues.push(...outcome.issues);
+  if (!outcome.ok || name === undefined) return;
+
+  const target = {
+    model: draft.models,
+    prompt: draft.prompts,
+    tool: draft.tools,
+    hook: draft.hooks,
+    agent: draft.agents,
+  }[item.kind] as Map<string, Entry<unknown>>;
+  const existing = target.get(name);
+  if (existing) {
+    issues.push({
+      severity: 'error',
+      file,
+      definition: name,
+      field: item.kind === 'hook' ? 'id' : 'name',
+      message: `duplicate ${item.kind} "${name}" (also defined in ${existing.file})`,
+    });
+    return;
+  }
+  target.set(name, { name, file, definition: item.value });
+}
+
+/** Tools are named by their file (default export) or export name; the rest carry a name or id. */
+function definitionName(item: Found, absoluteFile: string): string | undefined {
+  if (item.kind === 'tool') {
+    return item.exportName ?? path.basename(absoluteFile).replace(/\.(ts|mts|js|mjs)$/, '');
+  }
+  const value = item.value as { name?: unknown; id?: unknown };
+  const raw = item.kind === 'hook' ? value.id : value.name;
+  return typeof raw === 'string' && raw.trim() ? raw : undefined;
+}
+
+function displayPath(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative && !relative.startsWith('..') ? relative : file;
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? message;
+}

@@ -1,0 +1,36 @@
+import type { LoadIssue } from '../definitions/issues.js';
+import type {
+  AgentDefinition,
+  HookDefinition,
+  ModelDefinition,
+  PromptDefinition,
+  ToolArgs,
+  ToolDefinition,
+  ToolTenvs,
+} from '../definitions/types.js';
+
+/** A definition together with where it came from. */
+export interface Entry<T> {
+  name: string;
+  file: string;
+  definition: T;
+}
+
+export type AnyToolDefinition = ToolDefinition<ToolArgs | null, ToolTenvs | null>;
+
+export interface LoadedPrompt extends Entry<PromptDefinition> {
+  /** The system prompt with every include resolved. */
+  systemText: string;
+}
+
+/** Everything in an agents/ folder, validated and cross-checked. */
+export interface Registry {
+  agentsDir: string;
+  models: ReadonlyMap<string, Entry<ModelDefinition>>;
+  prompts: ReadonlyMap<string, LoadedPrompt>;
+  tools: ReadonlyMap<string, Entry<AnyToolDefinition>>;
+  hooks: ReadonlyMap<string, Entry<HookDefinition>>;
+  agents: ReadonlyMap<string, Entry<AgentDefinition>>;
+  /** Problems that did not stop loading. */
+  warnings: LoadIssue[];
+}

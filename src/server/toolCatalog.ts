@@ -1,0 +1,59 @@
+/**
+ * The MCP tool list, computed once when the server starts: every prompt and
+ * agent with `exposeAsTool`, with its JSON Schema converted a single time so
+ * `tools/list` answers from memory.
+ */
+import { JSON_SCHEMA_2020_12, messageInputSchema, toJsonSchema, type JsonSchema } from '../definitions/jsonSchema.js';
+import type { Registry } from '../registry/types.js';
+
+export interface ExposedTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema & { type: 'object' };
+  annotations: {
+    title: string;
+    readOnlyHint: boolean;
+    destructiveHint: boolean;
+    idempotentHint: boolean;
+    openWorldHint: boolean;
+  };
+  /** Where the tool comes from. */
+  kind: 'prompt' | 'agent';
+}
+
+export function buildToolCatalog(registry: Registry): ExposedTool[] {
+  const tools: ExposedTool[] = [];
+  for (const prompt of registry.prompts.values()) {
+    const def = prompt.definition;
+    if (!def.exposeAsTool) continue;
+    tools.push(exposed(prompt.name, def.title, def.toolDescription, def.requiredSchema ? toJsonSchema(def.requiredSchema) : messageInputSchema(), 'prompt'));
+  }
+  for (const agent of registry.agents.values()) {
+    const def = agent.definition;
+    if (!def.exposeAsTool) continue;
+    const side = registry.prompts.get(def.sideA.prompt)?.definition;
+    const schema = side?.requiredSchema ? toJsonSchema(side.requiredSchema) : messageInputSchema();
+    tools.push(exposed(agent.name, def.title, def.toolDescription ?? side?.toolDescription ?? '', schema, 'agent'));
+  }
+  // Deterministic order whatever the file system returned.
+  return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function exposed(name: string, title: string | undefined, description: string, schema: JsonSchema, kind: ExposedTool['kind']): ExposedTool {
+  const displayTitle = title ?? humanize(name);
+  return {
+    name,
+    title: displayTitle,
+    description,
+    inputSchema: { $schema: JSON_SCHEMA_2020_12, ...schema, type: 'object' },
+    // An agent run calls a model and possibly tools: not read-only, open-world.
+    annotations: { title: displayTitle, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    kind,
+  };
+}
+
+function humanize(name: string): string {
+  const words = name.replace(/[_\-.]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}

@@ -1,0 +1,250 @@
+/**
+ * Helpers shared by the store implementations, so every store validates input and shapes
+ * records the same way (the contract suite runs against all of them). Not part of the public API.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { assertValidThreadId } from './paths.js';
+import {
+  StoreError,
+  type AttachmentRef,
+  type FileInfo,
+  type NewMessage,
+  type Role,
+  type StoredMessage,
+  type ThreadRecord,
+  type ThreadStatus,
+  type VariableValue,
+} from './types.js';
+
+/** The `code` of a Node.js system error (`ENOENT`, ...), if any. */
+export function errnoCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err) {
+    const code = (err as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}
+
+/** Writes a warning line to stderr (stdout belongs to the MCP protocol on stdio). */
+export function warn(message: string): void {
+  process.stderr.write(`agentport: warning: ${message}\n`);
+}
+
+/**
+ * Runs tasks one after another per key. Used per thread so that `seq` assignment and
+ * read-modify-write of JSON files never interleave; different threads run in parallel.
+ */
+export class KeyedQueue {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  /** Runs `task` after every task queued earlier under `key` has settled (failed ones too). */
+  run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const result = previous.then(() => task());
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(key, tail);
+    // Drop settled chains so the map does not grow with every thread ever touched.
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return result;
+  }
+
+  /** Resolves once everything queued so far has settled. */
+  async idle(): Promise<void> {
+    while (this.tails.size > 0) await Promise.all([...this.tails.values()]);
+  }
+}
+
+const ROLES: ReadonlySet<string> = new Set<Role>(['system', 'user', 'assistant', 'tool']);
+const STATUSES: ReadonlySet<string> = new Set<ThreadStatus>(['idle', 'running', 'completed', 'failed', 'cancelled']);
+
+/** Current time as ISO 8601. */
+export function now(): string {
+  return new Date().toISOString();
+}
+
+/** Deep copy through JSON, so every store keeps exactly what a persisting store would. */
+export function jsonCopy<T>(value: T, what: string): T {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    throw new StoreError('INVALID_ARGUMENT', `${what} cannot be stored: it is not JSON-serializable`, { cause: err });
+  }
+  if (text === undefined) throw new StoreError('INVALID_ARGUMENT', `${what} cannot be stored: it is not JSON-serializable`);
+  return JSON.parse(text) as T;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Validates `createThread` input and builds the new record (`status: 'idle'`). */
+export function buildThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): ThreadRecord {
+  if (!isPlainObject(init)) throw new StoreError('INVALID_ARGUMENT', 'createThread needs an object');
+  if (typeof init.prompt !== 'string' || init.prompt.length === 0) {
+    throw new StoreError('INVALID_ARGUMENT', 'createThread needs a non-empty "prompt" (the prompt or agent name)');
+  }
+  if (init.id !== undefined) assertValidThreadId(init.id);
+  if (init.parentId !== undefined) assertValidThreadId(init.parentId, 'parent thread id');
+  if (init.meta !== undefined && !isPlainObject(init.meta)) {
+    throw new StoreError('INVALID_ARGUMENT', 'thread "meta" must be an object');
+  }
+  const at = now();
+  const record: ThreadRecord = { id: init.id ?? randomUUID(), prompt: init.prompt, createdAt: at, updatedAt: at, status: 'idle' };
+  if (init.parentId !== undefined) record.parentId = init.parentId;
+  if (init.meta !== undefined) record.meta = init.meta;
+  return jsonCopy(record, `thread ${record.id}`);
+}
+
+/** Applies an `updateThread` patch to a copy of `thread`. */
+export function patchThread(thread: ThreadRecord, patch: Partial<Pick<ThreadRecord, 'status' | 'meta'>>): ThreadRecord {
+  if (!isPlainObject(patch)) throw new StoreError('INVALID_ARGUMENT', 'updateThread needs an object patch');
+  if (patch.status !== undefined && !STATUSES.has(patch.status)) {
+    throw new StoreError('INVALID_ARGUMENT', `Invalid thread status ${JSON.stringify(patch.status)}`);
+  }
+  if (patch.meta !== undefined && !isPlainObject(patch.meta)) {
+    throw new StoreError('INVALID_ARGUMENT', 'thread "meta" must be an object');
+  }
+  const next: ThreadRecord = { ...thread, updatedAt: now() };
+  if (patch.status !== undefined) next.status = patch.status;
+  if (patch.meta !== undefined) next.meta = patch.meta;
+  return jsonCopy(next, `thread ${thread.id}`);
+}
+
+/** Whether a parsed value looks like a thread record (used when reading files back). */
+export function isThreadRecord(value: unknown): value is ThreadRecord {
+  return (
+    isPlainObject(value) &&
+    typeof value.id === 'string' &&
+    typeof value.prompt === 'string' &&
+    typeof value.createdAt === 'string' &&
+    typeof value.updatedAt === 'string' &&
+    typeof value.status === 'string' &&
+    STATUSES.has(value.status)
+  );
+}
+
+/** Validates a message and stamps it with the store-assigned fields. */
+export function buildMessage(threadId: string, seq: number, message: NewMessage): StoredMessage {
+  if (!isPlainObject(message)) throw new StoreError('INVALID_ARGUMENT', `message for thread ${threadId} must be an object`);
+  if (typeof message.role !== 'string' || !ROLES.has(message.role)) {
+    throw new StoreError('INVALID_ARGUMENT', `message for thread ${threadId} has an invalid role ${JSON.stringify(message.role)}`);
+  }
+  if (message.id !== undefined && (typeof message.id !== 'string' || message.id.length === 0)) {
+    throw new StoreError('INVALID_ARGUMENT', `message for thread ${threadId} has an invalid id`);
+  }
+  const { id: givenId, ...rest } = message;
+  const stamp = { id: givenId ?? randomUUID(), threadId, seq, createdAt: now() };
+  // Stamp twice: first for key order in the JSON, last so stray fields in `rest` cannot override.
+  const stored: StoredMessage = Object.assign({}, stamp, rest, stamp);
+  return jsonCopy(stored, `message for thread ${threadId}`);
+}
+
+/** Whether a parsed value looks like a stored message (used when reading files back). */
+export function isStoredMessage(value: unknown): value is StoredMessage {
+  return (
+    isPlainObject(value) &&
+    typeof value.id === 'string' &&
+    typeof value.seq === 'number' &&
+    Number.isInteger(value.seq) &&
+    typeof value.role === 'string' &&
+    ROLES.has(value.role)
+  );
+}
+
+/**
+ * Validates a file write and builds its reference. `threadPath` is already normalised;
+ * the root directory is not a file.
+ */
+export function buildFileRef(threadPath: string, data: Uint8Array, info: FileInfo): AttachmentRef {
+  if (threadPath === '/') {
+    throw new StoreError('INVALID_PATH', 'Invalid thread file path "/": it names the root directory, not a file');
+  }
+  if (!(data instanceof Uint8Array)) {
+    throw new StoreError('INVALID_ARGUMENT', `data for ${threadPath} must be a Uint8Array`);
+  }
+  if (!isPlainObject(info) || typeof info.mimeType !== 'string' || info.mimeType.length === 0) {
+    throw new StoreError('INVALID_ARGUMENT', `file ${threadPath} needs a non-empty mimeType`);
+  }
+  const ref: AttachmentRef = {
+    id: randomUUID(),
+    type: 'file',
+    path: threadPath,
+    name: info.name !== undefined && info.name.length > 0 ? info.name : path.posix.basename(threadPath),
+    mimeType: info.mimeType,
+    size: data.byteLength,
+  };
+  // Only set optional keys that have values, so every store returns the same shape.
+  if (info.width !== undefined) ref.width = info.width;
+  if (info.height !== undefined) ref.height = info.height;
+  if (info.description !== undefined) ref.description = info.description;
+  return ref;
+}
+
+/**
+ * Whether writing a file at `threadPath` would clash with existing files: a file cannot also
+ * be a directory. Stores that keep files in memory use this to behave like a file system.
+ */
+export function pathClash(threadPath: string, existing: Iterable<string>): string | undefined {
+  for (const other of existing) {
+    if (threadPath.startsWith(other + '/')) return `"${other}" is a file, not a directory`;
+    if (other.startsWith(threadPath + '/')) return 'it is a directory';
+  }
+  return undefined;
+}
+
+/** Validates `setVariables` input; names only in errors, never values (PR-16). */
+export function validateVariables(threadId: string, values: VariableValue[]): VariableValue[] {
+  if (!Array.isArray(values)) throw new StoreError('INVALID_ARGUMENT', `setVariables for thread ${threadId} needs an array`);
+  return values.map((v, i) => {
+    if (!isPlainObject(v) || typeof v.name !== 'string' || v.name.length === 0) {
+      throw new StoreError('INVALID_ARGUMENT', `variable #${i} for thread ${threadId} needs a non-empty name`);
+    }
+    if (typeof v.value !== 'string') {
+      throw new StoreError('INVALID_ARGUMENT', `variable "${v.name}" for thread ${threadId} needs a string value`);
+    }
+    if (typeof v.secret !== 'boolean') {
+      throw new StoreError('INVALID_ARGUMENT', `variable "${v.name}" for thread ${threadId} needs a boolean "secret"`);
+    }
+    if (v.scoped !== undefined && typeof v.scoped !== 'boolean') {
+      throw new StoreError('INVALID_ARGUMENT', `variable "${v.name}" for thread ${threadId} has a non-boolean "scoped"`);
+    }
+    const out: VariableValue = { name: v.name, value: v.value, secret: v.secret };
+    if (v.scoped !== undefined) out.scoped = v.scoped;
+    return out;
+  });
+}
+
+/** Merges entries by `name`: replaced entries keep their position, new ones are appended. */
+export function mergeByName<T extends { name: string }>(existing: readonly T[], incoming: readonly T[]): T[] {
+  const merged = [...existing];
+  const index = new Map(merged.map((v, i) => [v.name, i]));
+  for (const entry of incoming) {
+    const at = index.get(entry.name);
+    if (at === undefined) {
+      index.set(entry.name, merged.length);
+      merged.push(entry);
+    } else {
+      merged[at] = entry;
+    }
+  }
+  return merged;
+}
+
+/** The error for an operation on a thread that does not exist. */
+export function threadNotFound(id: string): StoreError {
+  return new StoreError('THREAD_NOT_FOUND', `Thread ${id} does not exist`);
+}
+
+/** Copies bytes into a fresh plain `Uint8Array` (not a Buffer view into a shared pool). */
+export function copyBytes(data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(data.byteLength);
+  out.set(data);
+  return out;
+}

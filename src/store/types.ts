@@ -1,0 +1,173 @@
+/**
+ * The persistence contract shared by the runtime and every store implementation
+ * (file store by default, memory store for tests, a later PostgreSQL store).
+ *
+ * Everything a store hands out is a copy: callers may mutate what they get back
+ * without touching what is stored, and what they pass in is copied on the way in.
+ */
+
+/** Who wrote a message. */
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** One part of a multi-part message content. */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; url?: string; path?: string; mimeType?: string; description?: string; detail?: string }
+  | { type: 'file'; url?: string; path?: string; mimeType?: string; name?: string };
+
+/** A tool call as the model requested it. */
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON text from the model; kept unparsed because models sometimes send invalid JSON. */
+  arguments: string;
+}
+
+/** A file in a thread's file system (spec/tools.md §5.3). */
+export interface AttachmentRef {
+  id: string;
+  type: 'file';
+  /** Normalised thread path, always starting with `/`, e.g. `/attachments/chart.png`. */
+  path: string;
+  name: string;
+  mimeType: string;
+  /** Size in bytes. */
+  size: number;
+  width?: number;
+  height?: number;
+  description?: string;
+}
+
+/** A message as persisted in a thread. */
+export interface StoredMessage {
+  id: string;
+  threadId: string;
+  /** Assigned by the store: 1-based, consecutive per thread, in append order. */
+  seq: number;
+  /** ISO 8601 timestamp assigned by the store. */
+  createdAt: string;
+  role: Role;
+  content: string | ContentPart[] | null;
+  toolCalls?: StoredToolCall[];
+  toolCallId?: string;
+  toolName?: string;
+  toolStatus?: 'success' | 'error';
+  attachments?: AttachmentRef[];
+  reasoning?: string;
+  side?: 'a' | 'b';
+  meta?: Record<string, unknown>;
+}
+
+/** What a caller appends; the store assigns `threadId`, `seq`, `createdAt` and (unless given) `id`. */
+export type NewMessage = Omit<StoredMessage, 'id' | 'threadId' | 'seq' | 'createdAt'> & { id?: string };
+
+/** Lifecycle state of a thread. */
+export type ThreadStatus = 'idle' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** A conversation thread. */
+export interface ThreadRecord {
+  id: string;
+  /** Name of the prompt or agent the thread runs. */
+  prompt: string;
+  parentId?: string;
+  createdAt: string;
+  /** Changes when the record itself changes (status or meta), not on every message. */
+  updatedAt: string;
+  status: ThreadStatus;
+  meta?: Record<string, unknown>;
+}
+
+/** A thread variable (tenv). Secret values are encrypted at rest by stores that persist. */
+export interface VariableValue {
+  name: string;
+  value: string;
+  secret: boolean;
+  scoped?: boolean;
+}
+
+/** Metadata given when a file is written into a thread. */
+export interface FileInfo {
+  mimeType: string;
+  /** Defaults to the last segment of the path. */
+  name?: string;
+  width?: number;
+  height?: number;
+  description?: string;
+}
+
+/**
+ * Persistence of threads, messages, files and variables.
+ *
+ * Every method except `getThread` and `createThread` throws a {@link StoreError} with code
+ * `THREAD_NOT_FOUND` when the thread does not exist. Thread file paths are validated
+ * (TL-7) and a bad one is a `StoreError` with code `INVALID_PATH`.
+ */
+export interface Store {
+  /** Creates a thread (`status: 'idle'`). A given `id` must match the safe id pattern and be unused. */
+  createThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): Promise<ThreadRecord>;
+  /** The thread, or `undefined` when there is none with that id (or the id is not a valid id). */
+  getThread(id: string): Promise<ThreadRecord | undefined>;
+  /** Sets `status` and/or replaces `meta` (no deep merge), and bumps `updatedAt`. */
+  updateThread(id: string, patch: Partial<Pick<ThreadRecord, 'status' | 'meta'>>): Promise<ThreadRecord>;
+  /** All threads, oldest first. */
+  listThreads(): Promise<ThreadRecord[]>;
+  /** Appends a message; appends to one thread are serialized so `seq` is 1..N with no gaps. */
+  appendMessage(threadId: string, message: NewMessage): Promise<StoredMessage>;
+  /** The thread's messages in `seq` order, including every append started before this call. */
+  listMessages(threadId: string): Promise<StoredMessage[]>;
+  /** Stores bytes unchanged at a thread path (replacing any file there) and returns its reference. */
+  writeFile(
+    threadId: string,
+    path: string,
+    data: Uint8Array,
+    info: FileInfo,
+  ): Promise<AttachmentRef>;
+  /** The file's bytes and reference, or `undefined` when there is no file at that path. */
+  readFile(threadId: string, path: string): Promise<{ data: Uint8Array; ref: AttachmentRef } | undefined>;
+  /** Files at or under the directory `prefix` (default `/`), sorted by path. */
+  listFiles(threadId: string, prefix?: string): Promise<AttachmentRef[]>;
+  /** Merges by name: a value replaces the earlier entry of the same name (value, secret and scoped). */
+  setVariables(threadId: string, values: VariableValue[]): Promise<void>;
+  /** All variables in first-set order, secrets decrypted for the runtime. */
+  getVariables(threadId: string): Promise<VariableValue[]>;
+  /** Waits for pending writes; the store should not be used afterwards. */
+  close?(): Promise<void>;
+}
+
+/**
+ * Machine-readable reason of a {@link StoreError}.
+ *
+ * - `INVALID_THREAD_ID`: a given thread id does not match the safe pattern (ids become folder names).
+ * - `INVALID_PATH`: a thread file path is malformed or escapes the thread's files (TL-7).
+ * - `INVALID_ARGUMENT`: another argument is malformed (bad status, empty variable name, ...).
+ * - `THREAD_NOT_FOUND`: the thread does not exist.
+ * - `THREAD_EXISTS`: `createThread` was given an id that is already used.
+ * - `SECRET_KEY_INVALID`: `AGENTPORT_SECRET_KEY` or the key file does not hold a 32-byte key.
+ * - `SECRET_DECRYPT_FAILED`: a stored secret cannot be decrypted (wrong key or tampered file).
+ * - `CORRUPT_DATA`: a persisted file cannot be read as what it should be.
+ * - `UNSUPPORTED_VERSION`: a persisted file was written by a newer format version.
+ */
+export type StoreErrorCode =
+  | 'INVALID_THREAD_ID'
+  | 'INVALID_PATH'
+  | 'INVALID_ARGUMENT'
+  | 'THREAD_NOT_FOUND'
+  | 'THREAD_EXISTS'
+  | 'SECRET_KEY_INVALID'
+  | 'SECRET_DECRYPT_FAILED'
+  | 'CORRUPT_DATA'
+  | 'UNSUPPORTED_VERSION';
+
+/**
+ * Error raised by stores. Messages name the thread, path or variable concerned, never a
+ * variable's value (PR-16).
+ */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  readonly code: StoreErrorCode;
+
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}

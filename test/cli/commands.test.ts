@@ -1,0 +1,102 @@
+/**
+ * The agentport command as users run it: the built CLI in a child process.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { CLI, EXAMPLE_AGENTS, FIXTURES, REPO_ROOT } from '../support/paths.js';
+import { tempDir } from '../support/mcpClients.js';
+
+const exec = promisify(execFile);
+
+async function agentport(args: string[], env: Record<string, string | undefined> = {}) {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], {
+      env: { ...process.env, AGENTPORT_DATA_DIR: tempDir(), OPENAI_API_KEY: '', ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('agentport list', () => {
+  it('[MC-4] prints the exposed tools with their schemas as JSON, in name order', async () => {
+    const { code, stdout } = await agentport(['list', '--json', '--dir', EXAMPLE_AGENTS]);
+    expect(code).toBe(0);
+    const { tools } = JSON.parse(stdout) as { tools: Array<{ name: string; inputSchema: Record<string, unknown> }> };
+    expect(tools.map((t) => t.name)).toEqual(['summarize', 'support', 'triage_ticket']);
+    for (const tool of tools) {
+      expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+      expect(tool.inputSchema.type).toBe('object');
+    }
+  });
+
+  it('prints a readable listing by default', async () => {
+    const { stdout } = await agentport(['list', '--dir', EXAMPLE_AGENTS]);
+    expect(stdout).toContain('triage_ticket  Classify a support ticket');
+    expect(stdout).toContain('  tags?: array  Tags already on the ticket');
+  });
+});
+
+describe('agentport doctor', () => {
+  it('passes on the examples and warns about a missing API key', async () => {
+    const { code, stdout } = await agentport(['doctor', '--dir', EXAMPLE_AGENTS]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('OPENAI_API_KEY is not set');
+    expect(stdout).toMatch(/ok: 4 prompt\(s\), 2 tool\(s\), 1 model\(s\)/);
+  });
+
+  it('prints every problem and exits non-zero', async () => {
+    const { code, stdout } = await agentport(['doctor', '--dir', path.join(FIXTURES, 'agents', 'load-errors')]);
+    expect(code).toBe(1);
+    expect(stdout).toContain('unknown model "gpt5"');
+    expect(stdout).toContain('unknown hook id "redact_cards"');
+    expect(stdout).toContain('14 error(s)');
+  });
+});
+
+describe('agentport config', () => {
+  it('prints a Claude Desktop configuration with absolute paths', async () => {
+    const { code, stdout, stderr } = await agentport(['config', 'claude', '--dir', 'agents']);
+    expect(code).toBe(0);
+    expect(stderr).toContain('claude_desktop_config.json');
+    const config = JSON.parse(stdout) as { mcpServers: { agentport: { command: string; args: string[]; env: Record<string, string> } } };
+    const entry = config.mcpServers.agentport;
+    expect(path.isAbsolute(entry.command)).toBe(true);
+    expect(entry.args[0]).toBe(path.join(REPO_ROOT, 'dist', 'cli', 'main.js'));
+    expect(entry.args.slice(1)).toEqual(['serve', '--dir', path.join(REPO_ROOT, 'agents')]);
+    expect(Object.keys(entry.env)).toEqual(['OPENAI_API_KEY']);
+  });
+
+  it('prints Claude Code and Cursor configurations, stdio or HTTP', async () => {
+    const code = JSON.parse((await agentport(['config', 'code', '--dir', EXAMPLE_AGENTS])).stdout);
+    expect(code.mcpServers.agentport.type).toBe('stdio');
+    const http = JSON.parse((await agentport(['config', 'code', '--http'])).stdout);
+    expect(http.mcpServers.agentport).toEqual({ type: 'http', url: 'http://127.0.0.1:3333/mcp' });
+    const cursor = JSON.parse((await agentport(['config', 'cursor', '--dir', EXAMPLE_AGENTS])).stdout);
+    expect(cursor.mcpServers.agentport.command).toBe(process.execPath);
+  });
+
+  it('names the accepted hosts when given an unknown one', async () => {
+    const { code, stderr } = await agentport(['config', 'vim']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('unknown host "vim": expected one of claude, code, cursor');
+  });
+});
+
+describe('agentport --help and --version', () => {
+  it('prints the version from package.json', async () => {
+    const { stdout } = await agentport(['--version']);
+    const { version } = (await import('../../package.json', { with: { type: 'json' } })).default;
+    expect(stdout.trim()).toBe(version);
+  });
+
+  it.each(['serve', 'list', 'doctor', 'config'])('has --help for %s', async (command) => {
+    const { code, stdout } = await agentport([command, '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain(`Usage: agentport ${command}`);
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * stdio hygiene: a raw 2025-11-25 session piped through `agentport serve`
+ * yields nothing but JSON-RPC lines on stdout, and the process exits when the
+ * host closes stdin.
+ */
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { CLI, EXAMPLE_AGENTS, FIXTURES } from '../support/paths.js';
+import { tempDir } from '../support/mcpClients.js';
+import path from 'node:path';
+
+function serve(agentsDir: string) {
+  return spawn(process.execPath, [CLI, 'serve', '--dir', agentsDir], {
+    env: { ...process.env, AGENTPORT_DATA_DIR: tempDir() },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+const rpc = (message: object) => `${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`;
+
+describe('stdio', () => {
+  it('[MC-2] writes only JSON-RPC to stdout and exits when stdin closes', async () => {
+    const child = serve(EXAMPLE_AGENTS);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+    child.stdin.write(
+      rpc({
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    );
+    await waitFor(() => stdout.includes('"id":1'));
+    child.stdin.write(rpc({ method: 'notifications/initialized' }));
+    child.stdin.write(rpc({ id: 2, method: 'tools/list' }));
+    await waitFor(() => stdout.includes('"id":2'));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+
+    const lines = stdout.split('\n').filter((line) => line.length > 0);
+    expect(lines.length).toBe(2);
+    const messages = lines.map((line) => JSON.parse(line) as { jsonrpc: string; id: number; result: any });
+    expect(messages.every((m) => m.jsonrpc === '2.0')).toBe(true);
+    expect(messages[0]!.result.protocolVersion).toBe('2025-11-25');
+    expect(messages[1]!.result.tools.map((t: { name: string }) => t.name)).toEqual(['summarize', 'support', 'triage_ticket']);
+    // The log line went to stderr instead.
+    expect(stderr).toContain('serving 3 tool(s)');
+  });
+
+  it('refuses to start on load errors and lists them all on stderr, with nothing on stdout', async () => {
+    const child = serve(path.join(FIXTURES, 'agents', 'load-errors'));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('unknown model "gpt5"');
+    expect(stderr).toContain('circular include: loop_a -> loop_b -> loop_a');
+    expect(stderr).toMatch(/not starting: 14 error\(s\)/);
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Loading an agents/ folder through the real registry (jiti, validation,
+ * cross-references). Fixture folders live in test/fixtures/agents/.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatIssue, type LoadIssue } from '../../src/definitions/issues.js';
+import { RegistryLoadError } from '../../src/registry/errors.js';
+import { loadRegistry, loadRegistryOrThrow } from '../../src/registry/load.js';
+import { EXAMPLE_AGENTS, FIXTURES } from '../support/paths.js';
+import { tempDir } from '../support/mcpClients.js';
+
+const LOAD_ERRORS = path.join(FIXTURES, 'agents', 'load-errors');
+
+function errorsOf(issues: LoadIssue[]) {
+  return issues.filter((i) => i.severity === 'error');
+}
+
+function find(issues: LoadIssue[], definition: string, field?: string) {
+  return issues.filter((i) => i.definition === definition && (field === undefined || i.field === field));
+}
+
+/** Writes a throwaway agents folder: { 'prompts/a.ts': '...' }. */
+function agentsFolder(files: Record<string, string>): string {
+  const dir = tempDir('agentport-agents-');
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    writeFileSync(path.join(dir, file), text);
+  }
+  return dir;
+}
+
+const MODEL = `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x' });\n`;
+
+describe('loading the example agents', () => {
+  it('loads every definition with no errors', async () => {
+    const { registry, issues } = await loadRegistry({ agentsDir: EXAMPLE_AGENTS });
+    expect(errorsOf(issues)).toEqual([]);
+    expect([...registry.prompts.keys()].sort()).toEqual(['house_style', 'summarize', 'support', 'triage_ticket']);
+    expect([...registry.tools.keys()].sort()).toEqual(['current_time', 'lookup_order']);
+    expect([...registry.models.keys()]).toEqual(['main']);
+  });
+
+  it('[PR-3] resolves includes in place, using only the included prompt text', async () => {
+    const { registry } = await loadRegistry({ agentsDir: EXAMPLE_AGENTS });
+    const support = registry.prompts.get('support')!;
+    expect(support.systemText).toBe(
+      'You are the support assistant of an online shop.\n\n' +
+        registry.prompts.get('house_style')!.definition.prompt +
+        '\n\nUse lookup_order for anything about a specific order.',
+    );
+  });
+
+  it('loads files written against @standardagents/spec unchanged', async () => {
+    const { registry } = await loadRegistry({ agentsDir: EXAMPLE_AGENTS });
+    // triage_ticket.ts imports definePrompt from '@standardagents/spec'.
+    expect(registry.prompts.get('triage_ticket')!.definition.requiredSchema).toBeDefined();
+  });
+});
+
+describe('a folder full of mistakes', () => {
+  it('reports every problem in one report, each naming file, definition and field', async () => {
+    await expect(loadRegistryOrThrow({ agentsDir: LOAD_ERRORS })).rejects.toBeInstanceOf(RegistryLoadError);
+    const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
+    const report = issues.map(formatIssue).join('\n');
+    expect(report).toContain('prompts/no_model.ts "no_model" field model: unknown model "gpt5"');
+    expect(report).toContain('circular include: loop_a -> loop_b -> loop_a');
+    expect(report).toContain('prompts/empty_description.ts "empty_description" field toolDescription: toolDescription must not be empty');
+    expect(report).toContain('prompts/bad_choice.ts "bad_choice" field toolChoice');
+    expect(report).toContain('prompts/unknown_refs.ts "unknown_refs" field tools[0]: unknown tool "lookup_ordr"');
+    expect(errorsOf(issues).length).toBe(14);
+  });
+
+  it('[PR-1] requires a non-empty toolDescription and a defined model', async () => {
+    const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
+    expect(find(issues, 'empty_description', 'toolDescription')).toHaveLength(1);
+    expect(find(issues, 'no_model', 'model')[0]!.message).toBe('unknown model "gpt5"');
+  });
+
+  it('[PR-1] requires name, toolDescription, prompt and model, and a valid prompt part array', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'prompts/p.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'p', prompt: [{ type: 'quote', content: 'x' }] } as never);\n`,
+      'prompts/q.ts': `export default { toolDescription: 'no name', model: 'm', prompt: 'x' };\n`,
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    const p = find(issues, 'p');
+    expect(p.map((i) => i.field).sort()).toEqual(['model', 'prompt', 'toolDescription']);
+    expect(p.find((i) => i.field === 'prompt')!.message).toMatch(/must be a string or an array of/);
+    expect(p.find((i) => i.field === 'model')!.message).toBe('model is required');
+    const q = issues.filter((i) => i.file.endsWith('q.ts'));
+    expect(q.map((i) => i.field)).toEqual(['name']);
+  });
+
+  it('[PR-2] checks toolChoice, reasoning.effort and recentImageThreshold', async () => {
+    const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
+    const fields = find(issues, 'bad_choice').map((i) => i.field);
+    expect(fields).toEqual(['toolChoice', 'reasoning.effort', 'recentImageThreshold']);
+    expect(find(issues, 'bad_choice', 'recentImageThreshold')[0]!.message).toBe('recentImageThreshold must be a positive integer');
+  });
+
+  it('[PR-4] rejects circular includes naming the cycle, and includes of unknown prompts', async () => {
+    const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
+    expect(find(issues, 'loop_a', 'prompt')[0]!.message).toBe('circular include: loop_a -> loop_b -> loop_a');
+    expect(find(issues, 'unknown_refs', 'prompt')[0]!.message).toContain('include of unknown prompt "nowhere"');
+  });
+
+  it('[PR-5] rejects unknown tool names in every reference form', async () => {
+    const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
+    const tools = find(issues, 'unknown_refs').filter((i) => i.field?.startsWith('tools'));
+    expect(tools.map((i) => [i.field, i.message])).toEqual([
+      ['tools[0]', 'unknown tool "lookup_ordr"'],
+      ['tools[1]', 'unknown tool "send_mail"'],
+    ]);
+  });
+
+  it('[PR-5] accepts tools by name, by {name, env, options}, and prompts as sub-prompts', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'tools/search_docs.ts': `import { defineTool } from 'agentport';\nexport default defineTool({ description: 'Search.', execute: async () => ({ status: 'success' }) });\n`,
+      'prompts/helper.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'helper', toolDescription: 'Helps.', model: 'm', prompt: 'x' });\n`,
+      'prompts/main.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'main', toolDescription: 'Main.', model: 'm', prompt: 'x', tools: ['search_docs', { name: 'search_docs', env: { K: 'v' }, options: { n: 1 } }, { name: 'helper', includeToolCalls: false }] });\n`,
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    expect(errorsOf(issues)).toEqual([]);
+  });
+
+  it('[PR-14] rejects unknown hook ids', async () => {
+    const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
+    expect(find(issues, 'unknown_refs', 'hooks[0]')[0]!.message).toBe('unknown hook id "redact_cards"');
+  });
+
+  it('[TL-1] requires a non-empty description and a zod object for args', async () => {
+    const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
+    expect(find(issues, 'lookup_order').map((i) => i.field)).toEqual(['description', 'args']);
+  });
+
+  it('[TL-1] accepts a tool with no args property', async () => {
+    const { registry } = await loadRegistry({ agentsDir: EXAMPLE_AGENTS });
+    expect(registry.tools.get('current_time')!.definition.args).toBeUndefined();
+  });
+
+  it('[TL-8] warns about names that are not snake_case or longer than 64 characters, without rejecting', async () => {
+    const long = 'a'.repeat(65);
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'tools/GoodTool.ts': `import { defineTool } from 'agentport';\nexport default defineTool({ description: 'x', execute: async () => ({ status: 'success' }) });\n`,
+      [`tools/${long}.ts`]: `import { defineTool } from 'agentport';\nexport default defineTool({ description: 'x', execute: async () => ({ status: 'success' }) });\n`,
+    });
+    const { registry, issues } = await loadRegistry({ agentsDir: dir });
+    expect(errorsOf(issues)).toEqual([]);
+    expect(issues.filter((i) => i.severity === 'warning').map((i) => i.definition).sort()).toEqual(['GoodTool', long]);
+    expect(registry.tools.has('GoodTool')).toBe(true);
+  });
+
+  it('[TL-8] rejects two tools with the same name', async () => {
+    const tool = `import { defineTool } from 'agentport';\nexport default defineTool({ description: 'x', execute: async () => ({ status: 'success' }) });\n`;
+    const dir = agentsFolder({ 'models/m.ts': MODEL, 'tools/send.ts': tool, 'tools/mail/send.ts': tool });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    const duplicate = errorsOf(issues);
+    expect(duplicate).toHaveLength(1);
+    expect(duplicate[0]!.message).toMatch(/^duplicate tool "send" \(also defined in /);
+  });
+
+  it('reports a file that does not compile, naming it, along with the other problems', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'prompts/broken.ts': `export default definePrompt({ name: 'x',, });\n`,
+      'prompts/ok.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'ok', toolDescription: 'Fine.', model: 'nope', prompt: 'x' });\n`,
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    const errors = errorsOf(issues);
+    expect(errors).toHaveLength(2);
+    expect(errors[0]!.file).toMatch(/broken\.ts$/);
+    expect(errors[0]!.message).toMatch(/^cannot load: /);
+    expect(errors[1]!.message).toBe('unknown model "nope"');
+  });
+
+  it('warns about unknown fields (likely typos) without failing', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'prompts/p.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'p', toolDescription: 'x', model: 'm', prompt: 'x', exposeAsToool: true } as never);\n`,
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    expect(issues).toEqual([
+      expect.objectContaining({ severity: 'warning', definition: 'p', field: 'exposeAsToool' }),
+    ]);
+  });
+
+  it('loads named exports made with the define functions, and plain-object default exports', async () => {
+    const dir = agentsFolder({
+      'models/m.mjs': `export default { name: 'm', provider: 'openai', model: 'x' };\n`,
+      'prompts/many.ts': `import { definePrompt } from 'agentport';\nexport const one = definePrompt({ name: 'one', toolDescription: 'x', model: 'm', prompt: 'x' });\nexport const two = definePrompt({ name: 'two', toolDescription: 'x', model: 'm', prompt: 'x' });\nexport const notADefinition = { name: 'nope' };\n`,
+    });
+    const { registry, issues } = await loadRegistry({ agentsDir: dir });
+    expect(errorsOf(issues)).toEqual([]);
+    expect([...registry.prompts.keys()].sort()).toEqual(['one', 'two']);
+    expect(registry.models.has('m')).toBe(true);
+  });
+});

@@ -1,0 +1,403 @@
+/**
+ * The Store contract: one suite, run against every implementation (memoryStore.test.ts,
+ * fileStore.test.ts). Implementation-specific behaviour (persistence, encryption on disk,
+ * symlinks) is tested in the implementation's own file.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StoreError, type Store, type StoreErrorCode } from '../../src/store/types.js';
+
+/** A fresh, empty store and how to dispose of it. */
+export interface StoreHarness {
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+/** Awaits `promise` and checks it rejects with a StoreError of `code` whose message contains `mentions`. */
+export async function expectStoreError(promise: Promise<unknown>, code: StoreErrorCode, mentions?: string): Promise<StoreError> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught, `expected a StoreError ${code}`).toBeInstanceOf(StoreError);
+  const err = caught as StoreError;
+  expect(err.code).toBe(code);
+  if (mentions !== undefined) expect(err.message).toContain(mentions);
+  return err;
+}
+
+/** Bytes 0..255 then pseudo-random bytes: every byte value, and enough to spot any re-encoding. */
+export function sampleBytes(length = 70_000): Uint8Array {
+  const data = new Uint8Array(length);
+  let x = 12345;
+  for (let i = 0; i < length; i++) {
+    if (i < 256) {
+      data[i] = i;
+    } else {
+      x = (x * 1103515245 + 12345) >>> 0;
+      data[i] = x >>> 24;
+    }
+  }
+  return data;
+}
+
+/** Registers the contract tests for a store implementation. */
+export function describeStoreContract(name: string, makeStore: () => Promise<StoreHarness>): void {
+  describe(`${name} satisfies the Store contract`, () => {
+    let harness: StoreHarness;
+    let store: Store;
+
+    beforeEach(async () => {
+      harness = await makeStore();
+      store = harness.store;
+    });
+
+    afterEach(async () => {
+      await store.close?.();
+      await harness.cleanup();
+    });
+
+    describe('threads', () => {
+      it('creates an idle thread with a generated id and reads it back', async () => {
+        const created = await store.createThread({ prompt: 'support', meta: { origin: 'test' } });
+        expect(created.id).toMatch(/^[A-Za-z0-9][A-Za-z0-9_-]*$/);
+        expect(created).toMatchObject({ prompt: 'support', status: 'idle', meta: { origin: 'test' } });
+        expect(Date.parse(created.createdAt)).not.toBeNaN();
+        expect(created.updatedAt).toBe(created.createdAt);
+        expect(await store.getThread(created.id)).toEqual(created);
+      });
+
+      it('uses a given id and refuses to create it twice', async () => {
+        const created = await store.createThread({ id: 'thread_1-A', prompt: 'p' });
+        expect(created.id).toBe('thread_1-A');
+        await expectStoreError(store.createThread({ id: 'thread_1-A', prompt: 'p' }), 'THREAD_EXISTS', 'thread_1-A');
+      });
+
+      it('refuses thread ids that are not safe folder names', async () => {
+        for (const id of ['../x', 'a/b', '', '.', '..', 'a b', 'a\\b', '-lead', 'x'.repeat(129), 'a\0b', 'C:']) {
+          await expectStoreError(store.createThread({ id, prompt: 'p' }), 'INVALID_THREAD_ID');
+        }
+        await expectStoreError(store.createThread({ prompt: 'p', parentId: '../up' }), 'INVALID_THREAD_ID', '../up');
+      });
+
+      it('returns undefined for an unknown or malformed thread id', async () => {
+        expect(await store.getThread('nope')).toBeUndefined();
+        expect(await store.getThread('../../etc')).toBeUndefined();
+      });
+
+      it('keeps the parent id of a child thread', async () => {
+        const parent = await store.createThread({ prompt: 'team' });
+        const child = await store.createThread({ prompt: 'worker', parentId: parent.id });
+        expect((await store.getThread(child.id))?.parentId).toBe(parent.id);
+      });
+
+      it('updates status and replaces meta, bumping updatedAt', async () => {
+        const t = await store.createThread({ prompt: 'p', meta: { a: 1 } });
+        await new Promise((r) => setTimeout(r, 5));
+        const updated = await store.updateThread(t.id, { status: 'running', meta: { b: 2 } });
+        expect(updated).toMatchObject({ id: t.id, prompt: 'p', status: 'running', meta: { b: 2 }, createdAt: t.createdAt });
+        expect(updated.updatedAt > t.updatedAt).toBe(true);
+        const again = await store.updateThread(t.id, { status: 'completed' });
+        expect(again.meta).toEqual({ b: 2 });
+        expect(await store.getThread(t.id)).toEqual(again);
+      });
+
+      it('refuses to update an unknown thread or to set an unknown status', async () => {
+        await expectStoreError(store.updateThread('missing', { status: 'running' }), 'THREAD_NOT_FOUND', 'missing');
+        const t = await store.createThread({ prompt: 'p' });
+        await expectStoreError(store.updateThread(t.id, { status: 'bogus' as never }), 'INVALID_ARGUMENT', 'bogus');
+      });
+
+      it('lists every thread, oldest first', async () => {
+        expect(await store.listThreads()).toEqual([]);
+        const a = await store.createThread({ prompt: 'a' });
+        await new Promise((r) => setTimeout(r, 3));
+        const b = await store.createThread({ prompt: 'b' });
+        await new Promise((r) => setTimeout(r, 3));
+        const c = await store.createThread({ prompt: 'c' });
+        expect((await store.listThreads()).map((t) => t.id)).toEqual([a.id, b.id, c.id]);
+      });
+
+      it('hands out copies: mutating a returned or given record changes nothing stored', async () => {
+        const meta = { nested: { n: 1 } };
+        const t = await store.createThread({ prompt: 'p', meta });
+        meta.nested.n = 2;
+        t.status = 'failed';
+        const read = await store.getThread(t.id);
+        expect(read?.status).toBe('idle');
+        expect(read?.meta).toEqual({ nested: { n: 1 } });
+      });
+    });
+
+    describe('messages', () => {
+      it('assigns seq 1..N, ids and timestamps, and lists messages in order with every field', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const m1 = await store.appendMessage(t.id, { role: 'user', content: 'hello' });
+        const m2 = await store.appendMessage(t.id, {
+          role: 'assistant',
+          content: null,
+          toolCalls: [{ id: 'call_1', name: 'search_docs', arguments: '{"q":"x"' }],
+          reasoning: 'thinking',
+          side: 'a',
+        });
+        const m3 = await store.appendMessage(t.id, {
+          id: 'given-id',
+          role: 'tool',
+          content: [
+            { type: 'text', text: 'result' },
+            { type: 'image', path: '/attachments/chart.png', mimeType: 'image/png', description: 'a chart' },
+          ],
+          toolCallId: 'call_1',
+          toolName: 'search_docs',
+          toolStatus: 'success',
+          attachments: [{ id: 'f1', type: 'file', path: '/attachments/chart.png', name: 'chart.png', mimeType: 'image/png', size: 3 }],
+          meta: { k: [1, 2] },
+        });
+        expect([m1.seq, m2.seq, m3.seq]).toEqual([1, 2, 3]);
+        expect(m1.threadId).toBe(t.id);
+        expect(m1.id).not.toBe(m2.id);
+        expect(m3.id).toBe('given-id');
+        expect(Date.parse(m1.createdAt)).not.toBeNaN();
+        expect(await store.listMessages(t.id)).toEqual([m1, m2, m3]);
+      });
+
+      it('numbers each thread separately', async () => {
+        const a = await store.createThread({ prompt: 'p' });
+        const b = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(a.id, { role: 'user', content: '1' });
+        await store.appendMessage(a.id, { role: 'user', content: '2' });
+        const first = await store.appendMessage(b.id, { role: 'user', content: '1' });
+        expect(first.seq).toBe(1);
+        expect(await store.listMessages(b.id)).toHaveLength(1);
+      });
+
+      it('gives concurrent appends seq 1..N with none lost', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const n = 60;
+        const results = await Promise.all(
+          Array.from({ length: n }, (_, i) => store.appendMessage(t.id, { role: 'user', content: `m${i}` })),
+        );
+        expect(results.map((m) => m.seq).sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+        const listed = await store.listMessages(t.id);
+        expect(listed.map((m) => m.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+        expect(new Set(listed.map((m) => m.content)).size).toBe(n);
+      });
+
+      it('lists appends that were started but not yet awaited', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const pending = store.appendMessage(t.id, { role: 'user', content: 'x' });
+        const listed = await store.listMessages(t.id);
+        expect(listed.map((m) => m.content)).toEqual(['x']);
+        await pending;
+      });
+
+      it('stores the message as it was when appended, not as the caller later changes it', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const message = { role: 'user' as const, content: 'before', meta: { v: 1 } };
+        const stored = store.appendMessage(t.id, message);
+        message.content = 'after';
+        message.meta.v = 2;
+        await stored;
+        expect((await store.listMessages(t.id))[0]).toMatchObject({ content: 'before', meta: { v: 1 } });
+      });
+
+      it('refuses messages for an unknown thread or with an invalid role', async () => {
+        await expectStoreError(store.appendMessage('missing', { role: 'user', content: 'x' }), 'THREAD_NOT_FOUND', 'missing');
+        await expectStoreError(store.listMessages('missing'), 'THREAD_NOT_FOUND');
+        const t = await store.createThread({ prompt: 'p' });
+        await expectStoreError(store.appendMessage(t.id, { role: 'robot' as never, content: 'x' }), 'INVALID_ARGUMENT', 'robot');
+        expect(await store.listMessages(t.id)).toEqual([]);
+      });
+    });
+
+    describe('files', () => {
+      it('[TL-6] stores an attachment under /attachments/ byte-identical, with its metadata', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const data = sampleBytes();
+        const ref = await store.writeFile(t.id, '/attachments/chart.png', data, {
+          mimeType: 'image/png',
+          width: 800,
+          height: 600,
+          description: 'bar chart',
+        });
+        expect(ref).toEqual({
+          id: ref.id,
+          type: 'file',
+          path: '/attachments/chart.png',
+          name: 'chart.png',
+          mimeType: 'image/png',
+          size: data.byteLength,
+          width: 800,
+          height: 600,
+          description: 'bar chart',
+        });
+        expect(ref.id).toBeTruthy();
+        const read = await store.readFile(t.id, '/attachments/chart.png');
+        expect(read).toBeDefined();
+        expect(Buffer.from(read!.data).equals(Buffer.from(data))).toBe(true);
+        expect(read!.ref).toEqual(ref);
+        expect(await store.listFiles(t.id, '/attachments/')).toEqual([ref]);
+      });
+
+      it('[TL-6] keeps a copy: changing the written buffer afterwards does not change the file', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const data = new Uint8Array([1, 2, 3]);
+        const writing = store.writeFile(t.id, '/attachments/a.bin', data, { mimeType: 'application/octet-stream' });
+        data[0] = 9;
+        await writing;
+        const read = await store.readFile(t.id, '/attachments/a.bin');
+        expect([...read!.data]).toEqual([1, 2, 3]);
+        read!.data[1] = 9;
+        expect([...(await store.readFile(t.id, '/attachments/a.bin'))!.data]).toEqual([1, 2, 3]);
+      });
+
+      it('normalises paths to POSIX form rooted at /', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const ref = await store.writeFile(t.id, 'attachments//a/./b.txt', new Uint8Array([1]), { mimeType: 'text/plain', name: 'B' });
+        expect(ref.path).toBe('/attachments/a/b.txt');
+        expect(ref.name).toBe('B');
+        expect((await store.readFile(t.id, '/attachments/a/b.txt'))?.ref.path).toBe('/attachments/a/b.txt');
+        expect((await store.readFile(t.id, 'attachments/a/b.txt'))?.ref.path).toBe('/attachments/a/b.txt');
+      });
+
+      it('lists files at or under a directory prefix, sorted by path', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const info = { mimeType: 'text/plain' };
+        await store.writeFile(t.id, '/attachments/b.txt', new Uint8Array([1]), info);
+        await store.writeFile(t.id, '/attachments/a.txt', new Uint8Array([1]), info);
+        await store.writeFile(t.id, '/attachments/sub/c.txt', new Uint8Array([1]), info);
+        await store.writeFile(t.id, '/attachments-old/d.txt', new Uint8Array([1]), info);
+        await store.writeFile(t.id, '/notes.md', new Uint8Array([1]), info);
+        const paths = (refs: { path: string }[]) => refs.map((r) => r.path);
+        expect(paths(await store.listFiles(t.id, '/attachments'))).toEqual(['/attachments/a.txt', '/attachments/b.txt', '/attachments/sub/c.txt']);
+        expect(paths(await store.listFiles(t.id, '/attachments/'))).toEqual(['/attachments/a.txt', '/attachments/b.txt', '/attachments/sub/c.txt']);
+        expect(paths(await store.listFiles(t.id, '/attachments/sub'))).toEqual(['/attachments/sub/c.txt']);
+        expect(paths(await store.listFiles(t.id))).toEqual([
+          '/attachments-old/d.txt',
+          '/attachments/a.txt',
+          '/attachments/b.txt',
+          '/attachments/sub/c.txt',
+          '/notes.md',
+        ]);
+        expect(await store.listFiles(t.id, '/nothing-here')).toEqual([]);
+      });
+
+      it('replaces a file written again at the same path', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.writeFile(t.id, '/attachments/x.txt', new Uint8Array([1, 2, 3]), { mimeType: 'text/plain' });
+        const ref = await store.writeFile(t.id, '/attachments/x.txt', new Uint8Array([4]), { mimeType: 'text/csv' });
+        const read = await store.readFile(t.id, '/attachments/x.txt');
+        expect([...read!.data]).toEqual([4]);
+        expect(read!.ref).toEqual(ref);
+        expect(await store.listFiles(t.id)).toEqual([ref]);
+      });
+
+      it('returns undefined for a file that does not exist', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        expect(await store.readFile(t.id, '/attachments/none.png')).toBeUndefined();
+      });
+
+      it('refuses a write where a file and a directory would clash, and a write to the root', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.writeFile(t.id, '/a', new Uint8Array([1]), { mimeType: 'text/plain' });
+        await store.writeFile(t.id, '/d/e', new Uint8Array([1]), { mimeType: 'text/plain' });
+        await expectStoreError(store.writeFile(t.id, '/a/b', new Uint8Array([1]), { mimeType: 'text/plain' }), 'INVALID_PATH', '/a/b');
+        await expectStoreError(store.writeFile(t.id, '/d', new Uint8Array([1]), { mimeType: 'text/plain' }), 'INVALID_PATH', '/d');
+        await expectStoreError(store.writeFile(t.id, '/', new Uint8Array([1]), { mimeType: 'text/plain' }), 'INVALID_PATH');
+      });
+
+      it('refuses file operations on an unknown thread and files without a mimeType', async () => {
+        await expectStoreError(store.writeFile('missing', '/a', new Uint8Array([1]), { mimeType: 'text/plain' }), 'THREAD_NOT_FOUND');
+        await expectStoreError(store.readFile('missing', '/a'), 'THREAD_NOT_FOUND');
+        await expectStoreError(store.listFiles('missing'), 'THREAD_NOT_FOUND');
+        const t = await store.createThread({ prompt: 'p' });
+        await expectStoreError(store.writeFile(t.id, '/a', new Uint8Array([1]), { mimeType: '' }), 'INVALID_ARGUMENT');
+      });
+
+      it('[TL-7] refuses a path that escapes the thread files via ..', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const bytes = new Uint8Array([1]);
+        for (const bad of ['../x', '/attachments/../../x', '/attachments/../x', 'a/../../../etc/passwd', '..']) {
+          await expectStoreError(store.writeFile(t.id, bad, bytes, { mimeType: 'text/plain' }), 'INVALID_PATH', JSON.stringify(bad));
+          await expectStoreError(store.readFile(t.id, bad), 'INVALID_PATH', JSON.stringify(bad));
+          await expectStoreError(store.listFiles(t.id, bad), 'INVALID_PATH', JSON.stringify(bad));
+        }
+        expect(await store.listFiles(t.id)).toEqual([]);
+      });
+
+      it('[TL-7] refuses backslash, NUL and control-character tricks in paths', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const bytes = new Uint8Array([1]);
+        for (const bad of ['..\\x', '/attachments\\..\\..\\x', '/attachments/a\0.png', '/attachments/a\n.png', '']) {
+          await expectStoreError(store.writeFile(t.id, bad, bytes, { mimeType: 'text/plain' }), 'INVALID_PATH');
+        }
+        expect(await store.listFiles(t.id)).toEqual([]);
+      });
+
+      it('[TL-7] treats an absolute path as rooted in the thread files, not the host', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const ref = await store.writeFile(t.id, '/etc/passwd', new Uint8Array([7]), { mimeType: 'text/plain' });
+        expect(ref.path).toBe('/etc/passwd');
+        expect([...(await store.readFile(t.id, '/etc/passwd'))!.data]).toEqual([7]);
+      });
+    });
+
+    describe('variables', () => {
+      it('stores variables and returns secrets decrypted', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        expect(await store.getVariables(t.id)).toEqual([]);
+        await store.setVariables(t.id, [
+          { name: 'region', value: 'eu', secret: false },
+          { name: 'apiKey', value: 'sk-test-123', secret: true, scoped: true },
+        ]);
+        expect(await store.getVariables(t.id)).toEqual([
+          { name: 'region', value: 'eu', secret: false },
+          { name: 'apiKey', value: 'sk-test-123', secret: true, scoped: true },
+        ]);
+      });
+
+      it('merges by name: later values replace earlier ones in place, new names are added', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.setVariables(t.id, [
+          { name: 'a', value: '1', secret: false },
+          { name: 'b', value: '2', secret: true },
+        ]);
+        await store.setVariables(t.id, [
+          { name: 'c', value: '3', secret: false },
+          { name: 'a', value: 'one', secret: true, scoped: true },
+          { name: 'b', value: 'two', secret: false },
+        ]);
+        expect(await store.getVariables(t.id)).toEqual([
+          { name: 'a', value: 'one', secret: true, scoped: true },
+          { name: 'b', value: 'two', secret: false },
+          { name: 'c', value: '3', secret: false },
+        ]);
+      });
+
+      it('keeps variables per thread', async () => {
+        const a = await store.createThread({ prompt: 'p' });
+        const b = await store.createThread({ prompt: 'p' });
+        await store.setVariables(a.id, [{ name: 'x', value: '1', secret: false }]);
+        expect(await store.getVariables(b.id)).toEqual([]);
+      });
+
+      it('[PR-16] refuses a malformed variable naming it, without its value', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const err = await expectStoreError(
+          store.setVariables(t.id, [{ name: 'token', value: 'hunter2-secret', secret: 'yes' as never }]),
+          'INVALID_ARGUMENT',
+          'token',
+        );
+        expect(err.message).not.toContain('hunter2-secret');
+        await expectStoreError(store.setVariables(t.id, [{ name: '', value: 'v', secret: false }]), 'INVALID_ARGUMENT');
+        expect(await store.getVariables(t.id)).toEqual([]);
+      });
+
+      it('refuses variables for an unknown thread', async () => {
+        await expectStoreError(store.setVariables('missing', []), 'THREAD_NOT_FOUND');
+        await expectStoreError(store.getVariables('missing'), 'THREAD_NOT_FOUND');
+      });
+    });
+  });
+}

@@ -1,0 +1,372 @@
+import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FILE_STORE_FORMAT_VERSION, FileStore } from '../../src/store/fileStore.js';
+import { SECRET_KEY_ENV } from '../../src/store/secretKey.js';
+import { describeStoreContract, expectStoreError, sampleBytes } from './contract.js';
+
+const savedKey = process.env[SECRET_KEY_ENV];
+
+// The suite must not depend on the developer's or CI's key; tests that need one set it.
+beforeEach(() => {
+  delete process.env[SECRET_KEY_ENV];
+});
+afterEach(() => {
+  if (savedKey === undefined) delete process.env[SECRET_KEY_ENV];
+  else process.env[SECRET_KEY_ENV] = savedKey;
+});
+
+function makeTempDir(): Promise<string> {
+  return mkdtemp(path.join(tmpdir(), 'agentport-store-'));
+}
+
+describeStoreContract('FileStore', async () => {
+  const dir = await makeTempDir();
+  return { store: new FileStore({ dir }), cleanup: () => rm(dir, { recursive: true, force: true }) };
+});
+
+/** Every regular file under `dir`, without following symlinks. */
+async function allFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await allFiles(full)));
+    else if (entry.isFile()) out.push(full);
+  }
+  return out;
+}
+
+describe('FileStore on disk', () => {
+  let dir: string;
+  let outside: string;
+
+  beforeEach(async () => {
+    dir = await makeTempDir();
+    outside = await makeTempDir();
+  });
+
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await rm(dir, { recursive: true, force: true });
+    await rm(outside, { recursive: true, force: true });
+  });
+
+  it('reads nothing and creates nothing until a thread is used', async () => {
+    const root = path.join(dir, 'data');
+    const store = new FileStore({ dir: root });
+    expect(store.dir).toBe(root);
+    expect(await store.getThread('abc')).toBeUndefined();
+    expect(await store.listThreads()).toEqual([]);
+    await expect(stat(root)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('defaults to .agentport under the working directory', () => {
+    expect(new FileStore().dir).toBe(path.resolve('.agentport'));
+  });
+
+  it('keeps threads, messages, files and variables across a new instance on the same folder', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'support', meta: { a: 1 } });
+    await first.updateThread(t.id, { status: 'completed' });
+    const m1 = await first.appendMessage(t.id, { role: 'user', content: 'hi' });
+    const m2 = await first.appendMessage(t.id, { role: 'assistant', content: 'hello' });
+    const data = sampleBytes(5000);
+    const ref = await first.writeFile(t.id, '/attachments/a.bin', data, { mimeType: 'application/octet-stream' });
+    await first.setVariables(t.id, [
+      { name: 'plain', value: 'p', secret: false },
+      { name: 'token', value: 'tok-123', secret: true },
+    ]);
+    const before = await first.getThread(t.id);
+    await first.close();
+
+    const second = new FileStore({ dir });
+    expect(await second.getThread(t.id)).toEqual(before);
+    expect(await second.listThreads()).toEqual([before]);
+    expect(await second.listMessages(t.id)).toEqual([m1, m2]);
+    const read = await second.readFile(t.id, '/attachments/a.bin');
+    expect(Buffer.from(read!.data).equals(Buffer.from(data))).toBe(true);
+    expect(read!.ref).toEqual(ref);
+    expect(await second.listFiles(t.id)).toEqual([ref]);
+    expect(await second.getVariables(t.id)).toEqual([
+      { name: 'plain', value: 'p', secret: false },
+      { name: 'token', value: 'tok-123', secret: true },
+    ]);
+    // seq continues where the file left off.
+    expect((await second.appendMessage(t.id, { role: 'user', content: 'again' })).seq).toBe(3);
+  });
+
+  it('lays the thread out as thread.json, messages.jsonl, files/ and variables.json with format versions', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(t.id, { role: 'user', content: 'x' });
+    await store.writeFile(t.id, '/attachments/chart.png', new Uint8Array([1, 2]), { mimeType: 'image/png' });
+    await store.setVariables(t.id, [{ name: 'v', value: '1', secret: false }]);
+    const threadDir = path.join(dir, 'threads', t.id);
+    const thread = JSON.parse(await readFile(path.join(threadDir, 'thread.json'), 'utf8'));
+    expect(thread).toMatchObject({ version: FILE_STORE_FORMAT_VERSION, id: t.id, prompt: 'p', status: 'idle' });
+    const vars = JSON.parse(await readFile(path.join(threadDir, 'variables.json'), 'utf8'));
+    expect(vars.version).toBe(FILE_STORE_FORMAT_VERSION);
+    const lines = (await readFile(path.join(threadDir, 'messages.jsonl'), 'utf8')).split('\n');
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ seq: 1, content: 'x' });
+    expect([...(await readFile(path.join(threadDir, 'files', 'attachments', 'chart.png')))]).toEqual([1, 2]);
+    // Atomic writes leave no temp files behind.
+    expect((await allFiles(dir)).filter((f) => f.includes('agentport-tmp'))).toEqual([]);
+  });
+
+  it('refuses files written by a newer format version', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    const file = path.join(dir, 'threads', t.id, 'thread.json');
+    const record = JSON.parse(await readFile(file, 'utf8'));
+    await writeFile(file, JSON.stringify({ ...record, version: FILE_STORE_FORMAT_VERSION + 1 }));
+    await expectStoreError(new FileStore({ dir }).getThread(t.id), 'UNSUPPORTED_VERSION', 'thread.json');
+  });
+
+  it('ignores a torn last line (an interrupted write) and loses nothing before it', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'p' });
+    for (const content of ['a', 'b', 'c']) await first.appendMessage(t.id, { role: 'user', content });
+    await first.close();
+    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    await appendFile(file, '{"id":"x","threadId":"' + t.id + '","seq":4,"role":"us');
+
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const second = new FileStore({ dir });
+    expect((await second.listMessages(t.id)).map((m) => m.content)).toEqual(['a', 'b', 'c']);
+    const next = await second.appendMessage(t.id, { role: 'user', content: 'd' });
+    expect(next.seq).toBe(4);
+    expect((await second.listMessages(t.id)).map((m) => [m.seq, m.content])).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+      [3, 'c'],
+      [4, 'd'],
+    ]);
+    // The fragment was cut off, so every line on disk is whole again.
+    const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+    expect(lines.map((l) => JSON.parse(l).content)).toEqual(['a', 'b', 'c', 'd']);
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('incomplete last line');
+  });
+
+  it('keeps a last record that lost only its newline, and appends after it on a new line', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'p' });
+    await first.appendMessage(t.id, { role: 'user', content: 'a' });
+    await first.appendMessage(t.id, { role: 'user', content: 'b' });
+    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.slice(0, -1));
+
+    const second = new FileStore({ dir });
+    expect((await second.listMessages(t.id)).map((m) => m.content)).toEqual(['a', 'b']);
+    expect((await second.appendMessage(t.id, { role: 'user', content: 'c' })).seq).toBe(3);
+    expect((await second.listMessages(t.id)).map((m) => m.content)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('skips a corrupt line in the middle with a warning on stderr, keeping the others', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'p' });
+    for (const content of ['a', 'b', 'c']) await first.appendMessage(t.id, { role: 'user', content });
+    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    lines[1] = '{garbage';
+    await writeFile(file, lines.join('\n'));
+
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const stdout = vi.spyOn(process.stdout, 'write');
+    const second = new FileStore({ dir });
+    expect((await second.listMessages(t.id)).map((m) => m.content)).toEqual(['a', 'c']);
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('corrupt line 2');
+    expect(stdout).not.toHaveBeenCalled();
+    expect((await second.appendMessage(t.id, { role: 'user', content: 'd' })).seq).toBe(4);
+  });
+
+  it('gives concurrent appends seq 1..N with no loss, on disk too', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    const n = 200;
+    await Promise.all(Array.from({ length: n }, (_, i) => store.appendMessage(t.id, { role: 'user', content: String(i) })));
+    await store.close();
+    const lines = (await readFile(path.join(dir, 'threads', t.id, 'messages.jsonl'), 'utf8')).split('\n').filter(Boolean);
+    expect(lines.map((l) => JSON.parse(l).seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    const contents = new Set((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.content));
+    expect(contents.size).toBe(n);
+  });
+
+  it('[TL-7] refuses a symlink inside the files dir that points outside', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.writeFile(t.id, '/attachments/ok.txt', new Uint8Array([1]), { mimeType: 'text/plain' });
+    const filesDir = path.join(dir, 'threads', t.id, 'files');
+    await writeFile(path.join(outside, 'secret.txt'), 'outside');
+    await symlink(outside, path.join(filesDir, 'attachments', 'link'), 'dir');
+    await symlink(path.join(outside, 'secret.txt'), path.join(filesDir, 'attachments', 'file-link.txt'), 'file');
+
+    await expectStoreError(
+      store.writeFile(t.id, '/attachments/link/x.txt', new Uint8Array([1]), { mimeType: 'text/plain' }),
+      'INVALID_PATH',
+      '/attachments/link/x.txt',
+    );
+    await expectStoreError(
+      store.writeFile(t.id, '/attachments/link/new/deeper.txt', new Uint8Array([1]), { mimeType: 'text/plain' }),
+      'INVALID_PATH',
+      'symbolic link',
+    );
+    await expectStoreError(store.readFile(t.id, '/attachments/link/secret.txt'), 'INVALID_PATH', '/attachments/link/secret.txt');
+    await expectStoreError(store.readFile(t.id, '/attachments/file-link.txt'), 'INVALID_PATH', 'file-link.txt');
+    expect(await readdir(outside)).toEqual(['secret.txt']);
+    expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('outside');
+  });
+
+  it('[TL-7] allows a symlink that stays inside the thread files', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.writeFile(t.id, '/attachments/real/a.txt', new Uint8Array([5]), { mimeType: 'text/plain' });
+    const filesDir = path.join(dir, 'threads', t.id, 'files');
+    await symlink(path.join(filesDir, 'attachments', 'real'), path.join(filesDir, 'alias'), 'dir');
+    const ref = await store.writeFile(t.id, '/alias/b.txt', new Uint8Array([6]), { mimeType: 'text/plain' });
+    expect(ref.path).toBe('/alias/b.txt');
+    expect([...(await readFile(path.join(filesDir, 'attachments', 'real', 'b.txt')))]).toEqual([6]);
+  });
+
+  it('[TL-7] replaces a dangling symlink at the target instead of writing through it', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.writeFile(t.id, '/attachments/keep.txt', new Uint8Array([1]), { mimeType: 'text/plain' });
+    const target = path.join(outside, 'created-by-escape.txt');
+    const link = path.join(dir, 'threads', t.id, 'files', 'attachments', 'dangling.txt');
+    await symlink(target, link, 'file');
+    await store.writeFile(t.id, '/attachments/dangling.txt', new Uint8Array([9]), { mimeType: 'text/plain' });
+    await expect(stat(target)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await lstat(link)).isSymbolicLink()).toBe(false);
+    expect([...(await store.readFile(t.id, '/attachments/dangling.txt'))!.data]).toEqual([9]);
+  });
+
+  it('[PR-16] stores secret variables encrypted at rest', async () => {
+    const secret = 'sk-live-PLAINTEXT-SHOULD-NOT-APPEAR-42';
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.setVariables(t.id, [
+      { name: 'apiKey', value: secret, secret: true },
+      { name: 'region', value: 'visible-region-value', secret: false },
+    ]);
+    await store.appendMessage(t.id, { role: 'user', content: 'hello' });
+    await store.close();
+
+    const files = await allFiles(dir);
+    let sawPlain = false;
+    for (const file of files) {
+      const bytes = await readFile(file);
+      expect(bytes.includes(Buffer.from(secret)), `secret found in clear in ${file}`).toBe(false);
+      expect(bytes.includes(Buffer.from(secret).toString('base64'))).toBe(false);
+      if (bytes.includes(Buffer.from('visible-region-value'))) sawPlain = true;
+    }
+    // The scan does read the variables: the non-secret value is there.
+    expect(sawPlain).toBe(true);
+
+    const stored = JSON.parse(await readFile(path.join(dir, 'threads', t.id, 'variables.json'), 'utf8'));
+    const entry = stored.variables.find((v: { name: string }) => v.name === 'apiKey');
+    expect(entry).toMatchObject({ secret: true, encrypted: { alg: 'aes-256-gcm' } });
+    expect(entry.value).toBeUndefined();
+
+    expect(await new FileStore({ dir }).getVariables(t.id)).toContainEqual({ name: 'apiKey', value: secret, secret: true });
+  });
+
+  it('[PR-16] uses a fresh random IV for every encryption of the same value', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.setVariables(t.id, [
+      { name: 'a', value: 'same', secret: true },
+      { name: 'b', value: 'same', secret: true },
+    ]);
+    const stored = JSON.parse(await readFile(path.join(dir, 'threads', t.id, 'variables.json'), 'utf8'));
+    const [a, b] = stored.variables;
+    expect(a.encrypted.iv).not.toBe(b.encrypted.iv);
+    expect(a.encrypted.data).not.toBe(b.encrypted.data);
+  });
+
+  it('[PR-16] creates the key file once with mode 0600 and reuses it', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    const keyFile = path.join(dir, 'secret.key');
+    await expect(stat(keyFile)).rejects.toMatchObject({ code: 'ENOENT' });
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    await store.setVariables(t.id, [{ name: 's', value: 'v', secret: true }]);
+    const key = await readFile(keyFile, 'utf8');
+    expect(key.trim()).toMatch(/^[0-9a-f]{64}$/);
+    if (process.platform !== 'win32') expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    const other = new FileStore({ dir });
+    await other.setVariables(t.id, [{ name: 's2', value: 'v2', secret: true }]);
+    expect(await readFile(keyFile, 'utf8')).toBe(key);
+    expect((await other.getVariables(t.id)).map((v) => v.value)).toEqual(['v', 'v2']);
+  });
+
+  it('does not create a key file when no secret is stored', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.setVariables(t.id, [{ name: 'x', value: '1', secret: false }]);
+    await store.getVariables(t.id);
+    await expect(stat(path.join(dir, 'secret.key'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('[PR-16] takes the key from AGENTPORT_SECRET_KEY when set, without writing a key file', async () => {
+    process.env[SECRET_KEY_ENV] = 'ab'.repeat(32);
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.setVariables(t.id, [{ name: 's', value: 'v', secret: true }]);
+    await expect(stat(path.join(dir, 'secret.key'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await new FileStore({ dir }).getVariables(t.id)).toEqual([{ name: 's', value: 'v', secret: true }]);
+
+    process.env[SECRET_KEY_ENV] = Buffer.alloc(32, 7).toString('base64');
+    await expectStoreError(new FileStore({ dir }).getVariables(t.id), 'SECRET_DECRYPT_FAILED', '"s"');
+  });
+
+  it('[PR-16] fails clearly, naming AGENTPORT_SECRET_KEY but not its value, when the variable is invalid', async () => {
+    process.env[SECRET_KEY_ENV] = 'not-a-valid-key-value';
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    const err = await expectStoreError(store.setVariables(t.id, [{ name: 's', value: 'v', secret: true }]), 'SECRET_KEY_INVALID', SECRET_KEY_ENV);
+    expect(err.message).not.toContain('not-a-valid-key-value');
+    // Fixing the variable works without a new store.
+    process.env[SECRET_KEY_ENV] = 'cd'.repeat(32);
+    await store.setVariables(t.id, [{ name: 's', value: 'v', secret: true }]);
+    expect(await store.getVariables(t.id)).toEqual([{ name: 's', value: 'v', secret: true }]);
+  });
+
+  it('[PR-16] refuses a ciphertext moved to another variable name', async () => {
+    const store = new FileStore({ dir, secretKey: Buffer.alloc(32, 1) });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.setVariables(t.id, [{ name: 'a', value: 'secret-a', secret: true }]);
+    const file = path.join(dir, 'threads', t.id, 'variables.json');
+    const stored = JSON.parse(await readFile(file, 'utf8'));
+    stored.variables[0].name = 'b';
+    await writeFile(file, JSON.stringify(stored));
+    const err = await expectStoreError(new FileStore({ dir, secretKey: Buffer.alloc(32, 1) }).getVariables(t.id), 'SECRET_DECRYPT_FAILED');
+    expect(err.message).not.toContain('secret-a');
+  });
+
+  it('refuses a secretKey option that is not 32 bytes', () => {
+    expect(() => new FileStore({ dir, secretKey: Buffer.alloc(16) })).toThrow(/32 bytes/);
+  });
+
+  it('reuses a thread folder left without thread.json by an interrupted creation', async () => {
+    await mkdir(path.join(dir, 'threads', 'half-made'), { recursive: true });
+    const store = new FileStore({ dir });
+    expect(await store.getThread('half-made')).toBeUndefined();
+    expect(await store.listThreads()).toEqual([]);
+    const t = await store.createThread({ id: 'half-made', prompt: 'p' });
+    expect((await store.appendMessage(t.id, { role: 'user', content: 'x' })).seq).toBe(1);
+  });
+
+  it('skips an unreadable thread in listThreads with a warning', async () => {
+    const store = new FileStore({ dir });
+    const good = await store.createThread({ prompt: 'p' });
+    await mkdir(path.join(dir, 'threads', 'broken'), { recursive: true });
+    await writeFile(path.join(dir, 'threads', 'broken', 'thread.json'), '{nope');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    expect((await new FileStore({ dir }).listThreads()).map((t) => t.id)).toEqual([good.id]);
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('broken');
+    await expectStoreError(new FileStore({ dir }).getThread('broken'), 'CORRUPT_DATA', 'thread.json');
+  });
+});

@@ -1,0 +1,4 @@
+import { MemoryStore } from '../../src/store/memoryStore.js';
+import { describeStoreContract } from './contract.js';
+
+describeStoreContract('MemoryStore', async () => ({ store: new MemoryStore(), cleanup: async () => undefined }));

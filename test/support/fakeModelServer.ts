@@ -1,0 +1,126 @@
+/**
+ * A small OpenAI-compatible HTTP server for tests. It answers
+ * `POST /v1/chat/completions` from a script of replies, records every request
+ * it received, and fails loudly (HTTP 500 + `unexpected`) on a request beyond
+ * its script, so tests can assert exactly what was sent to the model.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+
+export interface ScriptedToolCall {
+  id?: string;
+  name: string;
+  arguments: unknown;
+}
+
+export type ScriptedReply =
+  | { text: string; toolCalls?: ScriptedToolCall[]; reasoning?: string; delayMs?: number }
+  | { toolCalls: ScriptedToolCall[]; text?: null; delayMs?: number }
+  | { status: number; error: string; delayMs?: number };
+
+export interface RecordedRequest {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: {
+    model: string;
+    messages: Array<{ role: string; content: unknown; [key: string]: unknown }>;
+    tools?: Array<{ type: string; function: { name: string; description?: string; parameters?: unknown } }>;
+    [key: string]: unknown;
+  };
+}
+
+export class FakeModelServer {
+  readonly requests: RecordedRequest[] = [];
+  /** Requests that arrived when the script was already used up. */
+  readonly unexpected: RecordedRequest[] = [];
+  private readonly script: ScriptedReply[] = [];
+  private server: Server | undefined;
+  private port = 0;
+
+  /** Queue replies, answered in order. */
+  reply(...replies: ScriptedReply[]): this {
+    this.script.push(...replies);
+    return this;
+  }
+
+  get baseURL(): string {
+    return `http://127.0.0.1:${this.port}/v1`;
+  }
+
+  get remaining(): number {
+    return this.script.length;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const recorded: RecordedRequest = {
+          path: req.url ?? '',
+          headers: req.headers,
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as RecordedRequest['body'],
+        };
+        if (!recorded.path.endsWith('/chat/completions')) {
+          res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
+          return;
+        }
+        this.requests.push(recorded);
+        const next = this.script.shift();
+        if (!next) {
+          this.unexpected.push(recorded);
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: 'FakeModelServer: no scripted reply left' } }));
+          return;
+        }
+        const send = () => {
+          if ('status' in next) {
+            res.writeHead(next.status, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ error: { message: next.error, type: 'scripted' } }));
+            return;
+          }
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(completion(recorded.body.model, next, this.requests.length)));
+        };
+        if (next.delayMs) setTimeout(send, next.delayMs);
+        else send();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    const address = this.server.address();
+    this.port = typeof address === 'object' && address ? address.port : 0;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+}
+
+function completion(model: string, reply: Exclude<ScriptedReply, { status: number }>, n: number) {
+  const toolCalls = reply.toolCalls?.map((call, i) => ({
+    id: call.id ?? `call_${n}_${i}`,
+    type: 'function',
+    function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
+  }));
+  return {
+    id: `chatcmpl-${n}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: reply.text ?? null,
+          ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
+          ...('reasoning' in reply && reply.reasoning ? { reasoning: reply.reasoning } : {}),
+        },
+        finish_reason: toolCalls?.length ? 'tool_calls' : 'stop',
+      },
+    ],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  };
+}
