@@ -13,6 +13,8 @@ export type AgentportErrorCode =
   | 'MODEL_CONFIG'
   /** The model provider failed after retries and fallbacks. */
   | 'MODEL_FAILED'
+  /** Required variables have no value. */
+  | 'MISSING_VARIABLES'
   /** The caller cancelled the run. */
   | 'CANCELLED';
 

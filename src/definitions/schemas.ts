@@ -105,6 +105,8 @@ export const modelDefinitionSchema = z.object({
   temperature: z.number().optional(),
   maxTokens: z.number().int().positive().optional(),
   timeoutMs: z.number().int().positive().optional(),
+  maxRetries: z.number().int().min(0).optional(),
+  reasoningStyle: z.enum(['openai', 'openrouter']).optional(),
   options: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -262,6 +262,13 @@ export interface ModelDefinition<N extends string = string> {
   maxTokens?: number;
   /** Request timeout in milliseconds. */
   timeoutMs?: number;
+  /** Retries on 429, 5xx and timeouts before fallbacks are tried (default 2). */
+  maxRetries?: number;
+  /**
+   * How `reasoning` settings are sent: `openai` sends `reasoning_effort`;
+   * `openrouter` sends `reasoning: { effort, max_tokens, exclude }`.
+   */
+  reasoningStyle?: 'openai' | 'openrouter';
   /** Extra fields merged into every request body. */
   options?: Record<string, unknown>;
 }

@@ -2,12 +2,25 @@
  * The one place where runtime outcomes become MCP results: an unknown tool is
  * a protocol error (-32602); everything else, bad arguments and failing
  * models included, is a tool result with `isError: true` the caller can read.
+ * Results carry the thread id (structuredContent and _meta) so the caller can
+ * continue the conversation.
  */
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import { errorMessage, isAgentportError } from '../errors.js';
-import type { Runtime } from '../runtime/runPrompt.js';
-import type { ExposedTool } from './toolCatalog.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { RunResult } from '../runtime/types.js';
 import { log } from './log.js';
+import type { ExposedTool } from './toolCatalog.js';
+
+/** `_meta` key under which a caller may pass values for declared variables. */
+export const VARIABLES_META_KEY = 'agentport/variables';
+export const THREAD_META_KEY = 'agentport/thread_id';
+
+/**
+ * Pause between the last progress notification and the result: current SDK
+ * clients drop a progress notification that arrives right before the result.
+ */
+const PROGRESS_SETTLE_MS = 20;
 
 export async function callExposedTool(
   runtime: Runtime,
@@ -21,18 +34,58 @@ export async function callExposedTool(
   }
   const progressToken = ctx.mcpReq._meta?.progressToken;
   let progress = 0;
+  let lastProgress = 0;
   const onProgress = (message: string) => {
     if (progressToken === undefined) return;
     progress += 1;
+    lastProgress = Date.now();
     ctx.mcpReq
       .notify({ method: 'notifications/progress', params: { progressToken, progress, message } })
       .catch((error: unknown) => log.warn(`progress notification failed: ${errorMessage(error)}`));
   };
+  const settle = async () => {
+    const wait = lastProgress + PROGRESS_SETTLE_MS - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  };
   try {
-    const result = await runtime.runPrompt({ target: name, args: args ?? {}, signal: ctx.mcpReq.signal, onProgress });
-    return { content: [{ type: 'text', text: result.text }] };
+    const variables = callVariables(ctx.mcpReq._meta?.[VARIABLES_META_KEY]);
+    const result = await runtime.runPrompt({
+      target: name,
+      args: args ?? {},
+      signal: ctx.mcpReq.signal,
+      onProgress,
+      ...(variables ? { variables } : {}),
+    });
+    await settle();
+    return toCallToolResult(result);
   } catch (error) {
     if (!isAgentportError(error)) log.error(`tool ${name} failed: ${errorMessage(error)}`);
+    await settle();
     return { content: [{ type: 'text', text: errorMessage(error) }], isError: true };
   }
+}
+
+function toCallToolResult(result: RunResult): CallToolResult {
+  const text = result.error
+    ? `${result.error}${result.toolCalls.length ? `\nWhat was done: ${result.toolCalls.map((c) => `${c.name} (${c.status})`).join(', ')}` : ''}`
+    : result.text;
+  return {
+    content: [{ type: 'text', text }],
+    structuredContent: {
+      thread_id: result.threadId,
+      ...(result.error ? { error: result.error } : { response: result.text }),
+      ...(result.reasoning ? { reasoning: result.reasoning } : {}),
+      steps: result.steps,
+      tool_calls: result.toolCalls.map((call) => ({ name: call.name, status: call.status })),
+    },
+    _meta: { [THREAD_META_KEY]: result.threadId },
+    ...(result.error ? { isError: true } : {}),
+  };
+}
+
+function callVariables(raw: unknown): Record<string, string> | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) if (typeof value === 'string') out[key] = value;
+  return out;
 }

@@ -4,7 +4,7 @@
  * `Server` that answers from it.
  */
 import { Server, type McpServerFactory } from '@modelcontextprotocol/server';
-import type { Runtime } from '../runtime/runPrompt.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { callExposedTool } from './callTool.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
 import { VERSION } from './version.js';
@@ -39,6 +39,7 @@ function serverInstructions(tools: readonly ExposedTool[]): string {
   const names = tools.map((tool) => tool.name).join(', ');
   return (
     `agentport serves ${tools.length} agent tool${tools.length === 1 ? '' : 's'} (${names}). ` +
-    'Each call runs an agent on its model and returns its answer.'
+    'Each call runs an agent on its model and returns its answer. ' +
+    'Pass the thread_id from a result back to continue that conversation.'
   );
 }

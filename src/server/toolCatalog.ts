@@ -40,13 +40,19 @@ export function buildToolCatalog(registry: Registry): ExposedTool[] {
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+const THREAD_ID_PROPERTY = {
+  type: 'string',
+  description: 'Continue an earlier conversation: the thread_id returned by a previous call of this tool.',
+};
+
 function exposed(name: string, title: string | undefined, description: string, schema: JsonSchema, kind: ExposedTool['kind']): ExposedTool {
+  const properties = { ...(schema.properties as Record<string, unknown> | undefined), thread_id: THREAD_ID_PROPERTY };
   const displayTitle = title ?? humanize(name);
   return {
     name,
     title: displayTitle,
     description,
-    inputSchema: { $schema: JSON_SCHEMA_2020_12, ...schema, type: 'object' },
+    inputSchema: { $schema: JSON_SCHEMA_2020_12, ...schema, type: 'object', properties },
     // An agent run calls a model and possibly tools: not read-only, open-world.
     annotations: { title: displayTitle, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     kind,

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
-import { fail, loadForCommand, printIssues, type DirOptions } from '../context.js';
+import { dataDirOf, fail, loadForCommand, printIssues, type DirOptions } from '../context.js';
 
 interface ServeOptions extends DirOptions {
   http?: boolean;
   host?: string;
   port?: string;
   allowedHost?: string[];
+  maxSteps?: string;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -18,6 +19,7 @@ export function registerServeCommand(program: Command): void {
     .option('--host <host>', 'HTTP bind address', '127.0.0.1')
     .option('--port <port>', 'HTTP port', '3333')
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
+    .option('--max-steps <n>', 'model calls allowed in one run', '25')
     .action(async (options: ServeOptions) => {
       const loaded = await loadForCommand(options);
       printIssues(loaded.issues);
@@ -25,12 +27,19 @@ export function registerServeCommand(program: Command): void {
         fail(`not starting: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
         return;
       }
-      const [{ createRuntime }, { createAgentportServer }, { log }] = await Promise.all([
-        import('../../runtime/runPrompt.js'),
+      const maxSteps = Number(options.maxSteps);
+      if (!Number.isInteger(maxSteps) || maxSteps < 1) {
+        fail(`--max-steps must be a positive integer, got "${options.maxSteps}"`);
+        return;
+      }
+      const [{ createRuntime }, { createAgentportServer }, { log }, { FileStore }] = await Promise.all([
+        import('../../runtime/runtime.js'),
         import('../../server/createServer.js'),
         import('../../server/log.js'),
+        import('../../store/fileStore.js'),
       ]);
-      const server = createAgentportServer(createRuntime({ registry: loaded.registry }));
+      const store = new FileStore({ dir: dataDirOf(options) });
+      const server = createAgentportServer(createRuntime({ registry: loaded.registry, store, maxSteps }));
       if (!options.http) {
         const { startStdio } = await import('../../server/stdio.js');
         startStdio(server);

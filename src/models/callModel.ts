@@ -1,0 +1,111 @@
+/**
+ * Calling a model with retries and fallbacks: retryable failures (429, 5xx,
+ * timeouts, dropped connections) are retried with exponential backoff, then
+ * the model's `fallbacks` are tried in order. Cancellation is never retried.
+ */
+import type { ModelDefinition, ModelRequest, ModelResponse } from '../definitions/types.js';
+import { AgentportError, errorMessage } from '../errors.js';
+import type { ModelResolver } from './resolveModel.js';
+
+export interface CallModelOptions {
+  signal?: AbortSignal;
+  /** Base delay of the exponential backoff; tests shorten it. Default 500 ms. */
+  retryBaseDelayMs?: number;
+  /** Called before a retry or a fallback, with a human-readable reason. */
+  onRetry?: (message: string) => void;
+}
+
+export interface ModelCallResult {
+  response: ModelResponse;
+  /** The model that answered (the first one, or a fallback). */
+  model: ModelDefinition;
+}
+
+const DEFAULT_MAX_RETRIES = 2;
+
+export async function callModel(
+  resolver: ModelResolver,
+  modelName: string,
+  buildRequest: (model: ModelDefinition) => ModelRequest,
+  options: CallModelOptions = {},
+): Promise<ModelCallResult> {
+  const primary = resolver.resolve(modelName);
+  const chain = [primary.definition.name, ...(primary.definition.fallbacks ?? [])];
+  const failures: string[] = [];
+  for (const [index, name] of chain.entries()) {
+    let resolved;
+    try {
+      resolved = resolver.resolve(name);
+    } catch (error) {
+      // A fallback without a key is skipped; the primary's missing key is the caller's error.
+      if (index === 0) throw error;
+      failures.push(`${name}: ${errorMessage(error)}`);
+      continue;
+    }
+    const maxRetries = resolved.definition.maxRetries ?? DEFAULT_MAX_RETRIES;
+    for (let attempt = 0; ; attempt++) {
+      throwIfAborted(options.signal);
+      try {
+        const response = await resolved.provider.complete(buildRequest(resolved.definition), options.signal ? { signal: options.signal } : {});
+        return { response, model: resolved.definition };
+      } catch (error) {
+        throwIfAborted(options.signal);
+        const retryable = isRetryable(error);
+        if (retryable && attempt < maxRetries) {
+          const delay = backoff(attempt, options.retryBaseDelayMs ?? 500, retryAfterMs(error));
+          options.onRetry?.(`model ${name} failed (${errorMessage(error)}); retrying in ${Math.round(delay)} ms`);
+          await sleep(delay, options.signal);
+          continue;
+        }
+        failures.push(`${name}: ${errorMessage(error)}`);
+        const next = chain[index + 1];
+        if (next) options.onRetry?.(`model ${name} failed (${errorMessage(error)}); trying fallback ${next}`);
+        break;
+      }
+    }
+  }
+  const [first, ...rest] = failures;
+  throw new AgentportError(
+    'MODEL_FAILED',
+    `model "${modelName}" failed: ${first?.slice(first.indexOf(': ') + 2)}${rest.length ? `; fallbacks failed too (${rest.join('; ')})` : ''}`,
+    { failures },
+  );
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new AgentportError('CANCELLED', 'the call was cancelled');
+}
+
+/** 429, 408, 409, 5xx, and failures with no HTTP status (timeouts, refused or dropped connections). */
+export function isRetryable(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status !== 'number') return !(error instanceof AgentportError);
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+function retryAfterMs(error: unknown): number | undefined {
+  const headers = (error as { headers?: { get?: (name: string) => string | null } | Record<string, string> } | null)?.headers;
+  const raw = typeof headers?.get === 'function' ? headers.get('retry-after') : (headers as Record<string, string> | undefined)?.['retry-after'];
+  const seconds = raw ? Number(raw) : NaN;
+  return Number.isFinite(seconds) ? seconds * 1000 : undefined;
+}
+
+function backoff(attempt: number, baseMs: number, retryAfter: number | undefined): number {
+  const exponential = baseMs * 2 ** attempt * (0.75 + Math.random() * 0.5);
+  // Honour Retry-After, capped so a host's tool-call timeout is not spent waiting.
+  return Math.min(retryAfter ?? exponential, 20_000);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new AgentportError('CANCELLED', 'the call was cancelled'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

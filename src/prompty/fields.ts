@@ -1,0 +1,293 @@
+/**
+ * Checking and normalizing the frontmatter fields of a `.prompty` file (everything but `inputs`,
+ * see inputs.ts).
+ */
+import type { IssueCollector } from './errors.js';
+import { fieldName, type ParsedFrontmatter } from './frontmatter.js';
+import type { FieldPath } from './inputs.js';
+import type { PromptyFields, PromptyModelObject } from './types.js';
+
+/** Frontmatter keys with a meaning; any other key is reported as a warning. */
+export const KNOWN_FIELDS = new Set([
+  'name',
+  'description',
+  'model',
+  'inputs',
+  'sample',
+  'template',
+  'outputs',
+  'authors',
+  'tags',
+  'version',
+  'metadata',
+  'exposeAsTool',
+  'toolChoice',
+  'reasoning',
+  'hooks',
+  'tools',
+  'includeChat',
+  'includePastTools',
+  'parallelToolCalls',
+  'recentImageThreshold',
+  'env',
+  'variables',
+  'alwaysLoad',
+  'defer',
+]);
+
+const METADATA_FIELDS = ['authors', 'tags', 'version', 'metadata'] as const;
+const BOOLEAN_FIELDS = ['exposeAsTool', 'includeChat', 'includePastTools', 'parallelToolCalls', 'alwaysLoad', 'defer'] as const;
+const MODEL_KEYS = new Set(['id', 'provider', 'api', 'connection', 'options', 'configuration', 'parameters']);
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function describeType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (isRecord(v)) return 'a mapping';
+  return `${typeof v} ${JSON.stringify(v)}`;
+}
+
+/** Reports problems at a field path, with its file line. */
+export class FieldReporter {
+  constructor(
+    private readonly fm: ParsedFrontmatter | null,
+    private readonly issues: IssueCollector,
+  ) {}
+
+  private where(path: FieldPath): { line?: number; field: string } {
+    const line = this.fm?.lineOf(path);
+    return { ...(line !== undefined ? { line } : {}), field: fieldName(path) };
+  }
+
+  error(path: FieldPath, message: string): void {
+    this.issues.error({ ...this.where(path), message });
+  }
+
+  warn(path: FieldPath, message: string): void {
+    this.issues.warn({ ...this.where(path), message });
+  }
+
+  /** Reports a wrong type: `expected <what>, got <value>`. */
+  wrongType(path: FieldPath, expected: string, value: unknown): void {
+    this.error(path, `expected ${expected}, got ${describeType(value)}`);
+  }
+}
+
+/** The normalized non-input fields. */
+export interface CheckedFields {
+  name?: string;
+  description?: string;
+  model?: string | PromptyModelObject;
+  fields: PromptyFields;
+  metadata: Record<string, unknown>;
+}
+
+function checkModel(raw: unknown, r: FieldReporter): string | PromptyModelObject | undefined {
+  if (raw === undefined || raw === null) {
+    r.error(['model'], 'model is required (the name of a defined model, or {id, provider, connection, options})');
+    return undefined;
+  }
+  if (typeof raw === 'string') {
+    if (raw.trim() === '') r.error(['model'], 'model must not be empty');
+    return raw.trim();
+  }
+  if (!isRecord(raw)) {
+    r.wrongType(['model'], 'a model name or a mapping', raw);
+    return undefined;
+  }
+  for (const key of Object.keys(raw)) {
+    if (!MODEL_KEYS.has(key)) r.warn(['model', key], `unknown model field "${key}" is ignored`);
+  }
+  let ok = true;
+  const objectAt = (key: string): Record<string, unknown> | undefined => {
+    const v = raw[key];
+    if (v === undefined || v === null) return undefined;
+    if (!isRecord(v)) {
+      r.wrongType(['model', key], 'a mapping', v);
+      ok = false;
+      return undefined;
+    }
+    return v;
+  };
+  const stringAt = (key: string): string | undefined => {
+    const v = raw[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string' || v.trim() === '') {
+      r.wrongType(['model', key], 'a non-empty string', v);
+      ok = false;
+      return undefined;
+    }
+    return v;
+  };
+  // `configuration` and `parameters` are the older Prompty names of `connection` and `options`.
+  const legacyConnection = objectAt('configuration');
+  const connection = objectAt('connection');
+  const legacyOptions = objectAt('parameters');
+  const options = objectAt('options');
+  const merged: Record<string, unknown> | undefined =
+    legacyConnection || connection ? { ...legacyConnection, ...connection } : undefined;
+  const mergedOptions = legacyOptions || options ? { ...legacyOptions, ...options } : undefined;
+  const guessString = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
+  const id =
+    stringAt('id') ?? guessString(merged?.['model']) ?? guessString(merged?.['azure_deployment']) ?? guessString(merged?.['deployment']);
+  const provider = stringAt('provider') ?? guessString(legacyConnection?.['type']);
+  const api = stringAt('api');
+  if (!ok) return undefined;
+  if (id === undefined) {
+    r.error(['model', 'id'], 'model.id is required (a model name; older files may give configuration.model or azure_deployment)');
+    return undefined;
+  }
+  const model: PromptyModelObject = { id };
+  if (provider !== undefined) model.provider = provider;
+  if (api !== undefined) model.api = api;
+  if (merged) model.connection = merged;
+  if (mergedOptions) model.options = mergedOptions;
+  return model;
+}
+
+function checkTemplate(raw: unknown, r: FieldReporter): void {
+  if (raw === undefined || raw === null) return;
+  let format: unknown = raw;
+  let path: FieldPath = ['template'];
+  if (isRecord(raw)) {
+    for (const key of Object.keys(raw)) {
+      if (!['format', 'type', 'parser'].includes(key)) r.warn(['template', key], `unknown template field "${key}" is ignored`);
+    }
+    const key = raw['format'] !== undefined ? 'format' : 'type';
+    format = raw[key] ?? 'mustache';
+    path = ['template', key];
+    const parser = raw['parser'];
+    if (parser !== undefined && parser !== 'prompty') {
+      r.error(['template', 'parser'], `parser ${JSON.stringify(parser)} is not supported (only "prompty")`);
+    }
+  }
+  if (typeof format !== 'string') {
+    r.wrongType(path, 'a template engine name ("mustache")', format);
+    return;
+  }
+  const engine = format.trim().toLowerCase();
+  if (engine === 'mustache') return;
+  if (engine === 'jinja2' || engine === 'jinja') {
+    r.error(path, `template engine "${format}" is not supported by agentport; use "mustache" (the Prompty default) and {{var}} syntax`);
+    return;
+  }
+  r.error(path, `unknown template engine "${format}" (only "mustache" is supported)`);
+}
+
+function checkPassThrough(data: Record<string, unknown>, r: FieldReporter): PromptyFields {
+  const fields: PromptyFields = {};
+  for (const key of BOOLEAN_FIELDS) {
+    const v = data[key];
+    if (v === undefined) continue;
+    if (typeof v === 'boolean') fields[key] = v;
+    else r.wrongType([key], 'true or false', v);
+  }
+  const toolChoice = data['toolChoice'];
+  if (toolChoice !== undefined) {
+    if (toolChoice === 'auto' || toolChoice === 'none' || toolChoice === 'required') fields.toolChoice = toolChoice;
+    else r.wrongType(['toolChoice'], 'one of auto, none, required', toolChoice);
+  }
+  const threshold = data['recentImageThreshold'];
+  if (threshold !== undefined) {
+    if (typeof threshold === 'number' && Number.isInteger(threshold) && threshold > 0) fields.recentImageThreshold = threshold;
+    else r.wrongType(['recentImageThreshold'], 'a positive integer', threshold);
+  }
+  const reasoning = data['reasoning'];
+  if (reasoning !== undefined) {
+    if (!isRecord(reasoning)) r.wrongType(['reasoning'], 'a mapping', reasoning);
+    else {
+      const out: NonNullable<PromptyFields['reasoning']> = {};
+      let ok = true;
+      for (const [k, v] of Object.entries(reasoning)) {
+        const bad = (expected: string): void => {
+          ok = false;
+          r.wrongType(['reasoning', k], expected, v);
+        };
+        if (k === 'effort') {
+          if (v === 'low' || v === 'medium' || v === 'high') out.effort = v;
+          else bad('one of low, medium, high');
+        } else if (k === 'maxTokens') {
+          if (typeof v === 'number' && Number.isInteger(v) && v > 0) out.maxTokens = v;
+          else bad('a positive integer');
+        } else if (k === 'exclude' || k === 'include') {
+          if (typeof v === 'boolean') out[k] = v;
+          else bad('true or false');
+        } else {
+          r.warn(['reasoning', k], `unknown reasoning field "${k}" is ignored`);
+        }
+      }
+      if (ok) fields.reasoning = out;
+    }
+  }
+  const hooks = data['hooks'];
+  if (hooks !== undefined) {
+    if (Array.isArray(hooks) && hooks.every((h) => typeof h === 'string' && h !== '')) fields.hooks = hooks as string[];
+    else r.wrongType(['hooks'], 'a list of hook ids', hooks);
+  }
+  const tools = data['tools'];
+  if (tools !== undefined) {
+    if (!Array.isArray(tools)) r.wrongType(['tools'], 'a list of tool names or tool configs', tools);
+    else {
+      let ok = true;
+      tools.forEach((t, i) => {
+        const named = isRecord(t) && (typeof t['name'] === 'string' || typeof t['id'] === 'string');
+        if (!(typeof t === 'string' && t !== '') && !named) {
+          ok = false;
+          r.wrongType(['tools', i], 'a tool name or a mapping with "name"', t);
+        }
+      });
+      if (ok) fields.tools = tools as PromptyFields['tools'];
+    }
+  }
+  const env = data['env'];
+  if (env !== undefined) {
+    if (!isRecord(env)) r.wrongType(['env'], 'a mapping of names to string values', env);
+    else {
+      let ok = true;
+      for (const [k, v] of Object.entries(env)) {
+        if (typeof v !== 'string') {
+          ok = false;
+          r.wrongType(['env', k], 'a string (quote numbers and booleans)', v);
+        }
+      }
+      if (ok) fields.env = env as Record<string, string>;
+    }
+  }
+  const variables = data['variables'];
+  if (variables !== undefined) {
+    if (Array.isArray(variables) && variables.every(isRecord)) fields.variables = variables;
+    else r.wrongType(['variables'], 'a list of variable declarations', variables);
+  }
+  return fields;
+}
+
+/** Checks every frontmatter field except `inputs`/`sample`; problems go to the reporter. */
+export function checkFields(data: Record<string, unknown>, r: FieldReporter): CheckedFields {
+  for (const key of Object.keys(data)) {
+    if (!KNOWN_FIELDS.has(key)) r.warn([key], `unknown field "${key}" is ignored`);
+  }
+  if (data['outputs'] !== undefined) r.warn(['outputs'], 'outputs are not supported by agentport and are ignored');
+  const out: CheckedFields = { fields: checkPassThrough(data, r), metadata: {} };
+  for (const key of METADATA_FIELDS) if (data[key] !== undefined) out.metadata[key] = data[key];
+
+  const name = data['name'];
+  if (name !== undefined) {
+    if (typeof name === 'string' && name.trim() !== '') out.name = name.trim();
+    else r.wrongType(['name'], 'a non-empty string', name);
+  }
+  const description = data['description'];
+  if (description === undefined || description === null) {
+    r.error(['description'], 'description is required (it is the tool description)');
+  } else if (typeof description === 'string' && description.trim() !== '') {
+    out.description = description.trim();
+  } else {
+    r.wrongType(['description'], 'a non-empty string', description);
+  }
+  const model = checkModel(data['model'], r);
+  if (model !== undefined) out.model = model;
+  checkTemplate(data['template'], r);
+  return out;
+}

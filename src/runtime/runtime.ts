@@ -1,0 +1,181 @@
+/**
+ * The runtime API the server and the CLI share. `runPrompt` runs an exposed
+ * prompt or agent as a thread: it validates the input, resolves variables
+ * (a missing required one fails the call before anything runs), creates or
+ * continues the thread, runs the step loop and records the outcome.
+ */
+import type { AgentDefinition } from '../definitions/types.js';
+import { AgentportError, isAgentportError } from '../errors.js';
+import { ModelResolver } from '../models/resolveModel.js';
+import type { Entry, LoadedPrompt, Registry } from '../registry/types.js';
+import type { Store, ThreadRecord, VariableValue } from '../store/types.js';
+import { HookRunner } from './hooks.js';
+import { prepareInput } from './input.js';
+import { runLoop, storeMessage } from './loop.js';
+import type { Services } from './frame.js';
+import { Redactor } from './secrets.js';
+import { createThreadState } from './threadState.js';
+import { buildToolset, type OfferedTool } from './toolset.js';
+import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
+import { VariableScope, declaredFromEnvironment, toolDeclarations, type Declared } from './variables.js';
+
+export const DEFAULT_MAX_STEPS = 25;
+export const DEFAULT_MAX_DEPTH = 8;
+export const DEFAULT_HEARTBEAT_MS = 10_000;
+
+export interface Runtime {
+  readonly registry: Registry;
+  readonly store: Store;
+  /** The prompt a target runs, or undefined when no prompt or agent has that name. */
+  promptFor(target: string): LoadedPrompt | undefined;
+  runPrompt(request: RunRequest): Promise<RunResult>;
+}
+
+export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: number }): Runtime {
+  const { registry, store } = options;
+  const env = options.env ?? process.env;
+  const log = options.log ?? ((line: string) => process.stderr.write(`[agentport] ${line}\n`));
+  const toolsets = new Map<string, OfferedTool[]>();
+  const services: Services = {
+    registry,
+    store,
+    models: new ModelResolver(registry.models, env),
+    env,
+    maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
+    maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
+    heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    retryBaseDelayMs: options.retryBaseDelayMs,
+    log,
+    toolsetFor(prompt) {
+      let toolset = toolsets.get(prompt.name);
+      if (!toolset) toolsets.set(prompt.name, (toolset = buildToolset(registry, prompt.definition)));
+      return toolset;
+    },
+  };
+
+  const resolveTarget = (target: string): { prompt: LoadedPrompt; agent: Entry<AgentDefinition> | undefined } => {
+    const agent = registry.agents.get(target);
+    const prompt = registry.prompts.get(agent ? agent.definition.sideA.prompt : target);
+    if (!prompt) throw new AgentportError('UNKNOWN_TOOL', `no prompt or agent named "${target}"`);
+    return { prompt, agent };
+  };
+
+  return {
+    registry,
+    store,
+    promptFor: (target) => {
+      try {
+        return resolveTarget(target).prompt;
+      } catch {
+        return undefined;
+      }
+    },
+    async runPrompt(request) {
+      const { prompt, agent } = resolveTarget(request.target);
+      const input = prepareInput(prompt.definition, request.args);
+      const signal = request.signal ?? new AbortController().signal;
+      const progress = request.onProgress ?? (() => {});
+
+      const existing = await continuedThread(store, request.args.thread_id, request.target);
+      const declared = declarations(services, prompt, agent);
+      const stored = existing ? await store.getVariables(existing.id) : [];
+      const scope = new VariableScope(declared, {
+        defaults: prompt.definition.env,
+        toolDefaults: new Map(services.toolsetFor(prompt).map((t) => [t.name, t.env] as const)),
+        layers: [
+          agent?.definition.env,
+          declaredFromEnvironment(declared, env),
+          Object.fromEntries(stored.map((v) => [v.name, v.value])),
+          request.variables,
+        ],
+      });
+      const missing = scope.missing();
+      if (missing.length) {
+        throw new AgentportError(
+          'MISSING_VARIABLES',
+          `cannot run "${request.target}": missing required variables: ${missing
+            .map((d) => `${d.name} (${d.declaredBy}${d.description ? `: ${d.description}` : ''})`)
+            .join(', ')}. Set them in the server's environment or pass them with the call.`,
+          { missing: missing.map((d) => d.name) },
+        );
+      }
+      const redactor = new Redactor();
+      for (const secret of scope.secretValues()) redactor.add(secret);
+      const hooks = new HookRunner(
+        HookRunner.select(registry.hooks, prompt.definition.hooks, agent?.definition.hooks),
+        (line) => log(redactor.text(line)),
+      );
+
+      const thread = existing ?? (await store.createThread({ prompt: request.target }));
+      const state = createThreadState({ store, threadId: thread.id, prompt: prompt.name, scope, execution: { stepCount: 0, currentSide: 'a', abortSignal: signal } });
+      if (!existing) await hooks.notify('after_thread_created', state, thread);
+      if (request.variables) await store.setVariables(thread.id, callVariables(request.variables, scope));
+      await store.updateThread(thread.id, { status: 'running' });
+
+      const frame = {
+        services,
+        thread,
+        prompt,
+        agent,
+        scope,
+        redactor,
+        hooks,
+        signal,
+        progress: (message: string) => progress(redactor.text(message)),
+        ancestry: [prompt.name],
+        turnStartSeq: 0,
+        parentChat: [],
+      };
+      const first = await storeMessage(frame, state, { role: 'user', content: input.userMessage });
+      frame.turnStartSeq = first.seq;
+
+      try {
+        const outcome = await runLoop(frame);
+        await store.updateThread(thread.id, { status: outcome.status === 'completed' ? 'completed' : 'failed' });
+        return {
+          threadId: thread.id,
+          prompt: prompt.name,
+          text: outcome.text ?? '',
+          ...(outcome.reasoning ? { reasoning: outcome.reasoning } : {}),
+          toolCalls: outcome.toolCalls,
+          steps: outcome.steps,
+          ...(outcome.status === 'completed' ? {} : { error: outcome.errors.join('; ') }),
+        };
+      } catch (error) {
+        const cancelled = isAgentportError(error) && error.code === 'CANCELLED';
+        await store.updateThread(thread.id, {
+          status: cancelled ? 'cancelled' : 'failed',
+          meta: { ...thread.meta, ...(cancelled ? { cancelledAt: new Date().toISOString() } : {}) },
+        });
+        throw error;
+      }
+    },
+  };
+}
+
+/** Everything the run may need a value for: the prompt's, the agent's and its tools' declarations. */
+function declarations(services: Services, prompt: LoadedPrompt, agent: Entry<AgentDefinition> | undefined): Declared[] {
+  const out: Declared[] = [
+    ...(prompt.definition.variables ?? []).map((v) => ({ ...v, declaredBy: `prompt "${prompt.name}"` })),
+    ...(agent?.definition.variables ?? []).map((v) => ({ ...v, declaredBy: `agent "${agent!.name}"` })),
+  ];
+  for (const tool of services.toolsetFor(prompt)) {
+    if (tool.kind === 'function') out.push(...toolDeclarations(tool.name, tool.tool.definition));
+  }
+  return out;
+}
+
+async function continuedThread(store: Store, threadId: unknown, target: string): Promise<ThreadRecord | undefined> {
+  if (threadId === undefined || threadId === null || threadId === '') return undefined;
+  if (typeof threadId !== 'string') throw new AgentportError('INVALID_ARGUMENTS', 'thread_id must be a string');
+  const thread = await store.getThread(threadId).catch(() => undefined);
+  if (!thread) throw new AgentportError('INVALID_ARGUMENTS', `thread_id "${threadId}" does not exist (threads are kept under the data folder)`);
+  if (thread.prompt !== target) {
+    throw new AgentportError('INVALID_ARGUMENTS', `thread_id "${threadId}" belongs to "${thread.prompt}", not "${target}"`);
+  }
+  return thread;
+}
+
+function callVariables(values: Record<string, string>, scope: VariableScope): VariableValue[] {
+  return Object.entries(values).map(([name, value]) => ({ name, value, secret: scope.isSecret(name), scoped: scope.isScoped(name) }));
+}

@@ -1,0 +1,80 @@
+/**
+ * The tools a prompt offers its model: function tools, prompts used as
+ * sub-prompts and agents, each with a JSON Schema converted once per prompt.
+ */
+import { messageInputSchema, toJsonSchema, type JsonSchema } from '../definitions/jsonSchema.js';
+import type { PromptDefinition, SubpromptConfig, ToolReference } from '../definitions/types.js';
+import type { AnyToolDefinition, Entry, LoadedPrompt, Registry } from '../registry/types.js';
+
+interface OfferedBase {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  /** `env` of a `{ name, env }` tool config. */
+  env: Record<string, string>;
+  options: Record<string, unknown>;
+}
+
+export interface OfferedFunctionTool extends OfferedBase {
+  kind: 'function';
+  tool: Entry<AnyToolDefinition>;
+}
+
+export interface OfferedSubprompt extends OfferedBase {
+  kind: 'subprompt';
+  /** The prompt that runs (an agent's side A prompt for agents). */
+  prompt: LoadedPrompt;
+  config: SubpromptConfig;
+}
+
+export type OfferedTool = OfferedFunctionTool | OfferedSubprompt;
+
+export function buildToolset(registry: Registry, prompt: PromptDefinition): OfferedTool[] {
+  const offered: OfferedTool[] = [];
+  for (const reference of prompt.tools ?? []) {
+    const config = normalize(reference);
+    if (offered.some((tool) => tool.name === config.name)) continue;
+    const env = (config as { env?: Record<string, string> }).env ?? {};
+    const options = (config as { options?: Record<string, unknown> }).options ?? {};
+    const tool = registry.tools.get(config.name);
+    if (tool) {
+      offered.push({
+        kind: 'function',
+        name: tool.name,
+        description: tool.definition.description,
+        parameters: tool.definition.args ? toJsonSchema(tool.definition.args) : { type: 'object', properties: {}, additionalProperties: false },
+        env,
+        options,
+        tool,
+      });
+      continue;
+    }
+    const agent = registry.agents.get(config.name);
+    const target = registry.prompts.get(agent ? agent.definition.sideA.prompt : config.name);
+    if (!target) continue; // the registry reported unknown names at load time
+    const schema = target.definition.requiredSchema;
+    offered.push({
+      kind: 'subprompt',
+      name: config.name,
+      description: agent?.definition.toolDescription ?? target.definition.toolDescription,
+      parameters: schema ? toJsonSchema(schema) : messageInputSchema(),
+      env,
+      options,
+      prompt: target,
+      config,
+    });
+  }
+  return offered;
+}
+
+function normalize(reference: ToolReference): SubpromptConfig & { env?: Record<string, string>; options?: Record<string, unknown> } {
+  return typeof reference === 'string' ? { name: reference } : reference;
+}
+
+/** Chat Completions function definitions. */
+export function toFunctionDefinitions(tools: readonly OfferedTool[]): unknown[] {
+  return tools.map((tool) => ({
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  }));
+}

@@ -1,0 +1,53 @@
+/**
+ * The runtime's public shapes: what a caller asks for and what a run returns.
+ */
+import type { Store } from '../store/types.js';
+import type { Registry } from '../registry/types.js';
+
+export interface RuntimeOptions {
+  registry: Registry;
+  store: Store;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Steps (model calls) allowed in one run before it stops with an error. Default 25. */
+  maxSteps?: number;
+  /** Sub-prompt nesting allowed before a run is stopped as runaway recursion. Default 8. */
+  maxDepth?: number;
+  /** Interval of heartbeat progress while a model call is in flight. Default 10 s. */
+  heartbeatMs?: number;
+  /** Where log lines go (stderr by default); secrets are redacted before it is called. */
+  log?: (line: string) => void;
+}
+
+export interface RunRequest {
+  /** Name of an exposed prompt or agent. */
+  target: string;
+  args: Record<string, unknown>;
+  /** Values for declared variables supplied with this call (highest precedence). */
+  variables?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Called with a human-readable message as the run advances. */
+  onProgress?: (message: string) => void;
+}
+
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  /** Raw JSON text of the arguments the model sent. */
+  arguments: string;
+  status: 'success' | 'error';
+  result?: string;
+  error?: string;
+}
+
+export interface RunResult {
+  threadId: string;
+  /** The prompt that ran (an agent runs its side A prompt). */
+  prompt: string;
+  text: string;
+  /** Reasoning the model returned, unless the prompt's reasoning.exclude is set. */
+  reasoning?: string;
+  toolCalls: ToolCallRecord[];
+  steps: number;
+  /** Set when the run ended without a final answer (step limit, model failure). */
+  error?: string;
+}

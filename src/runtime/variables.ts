@@ -1,0 +1,108 @@
+/**
+ * Variables and env values. Sources merge from lowest to highest precedence:
+ * the prompt's `env`, a tool config's `env` (for that tool only), the agent's
+ * `env`, the server's environment (declared names only), values inherited
+ * from a parent thread (except names the child declares `scoped`), the
+ * thread's stored values, and the values supplied with the call. Later wins.
+ */
+import type { VariableDefinition } from '../definitions/types.js';
+import { isZodObject } from '../definitions/zodShape.js';
+import type { AnyToolDefinition } from '../registry/types.js';
+
+export interface Declared extends VariableDefinition {
+  /** Who declared it, for error messages: `prompt "x"`, `tool "y"`. */
+  declaredBy: string;
+}
+
+type Layer = Readonly<Record<string, string | undefined>> | undefined;
+
+export class VariableScope {
+  private readonly defaults: Readonly<Record<string, string>>;
+  private readonly overrides = new Map<string, string>();
+
+  constructor(
+    /** Every variable declared by the prompt, its agent and its tools. */
+    readonly declared: readonly Declared[],
+    sources: {
+      /** The prompt's `env`: the lowest layer. */
+      defaults?: Readonly<Record<string, string>> | undefined;
+      /** Per-tool defaults from `{ name, env }` tool configs, above the prompt's. */
+      toolDefaults?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+      /** Higher layers, lowest first: agent env, server env, inherited, thread, call. */
+      layers?: Layer[];
+    },
+    private readonly toolDefaults: ReadonlyMap<string, Readonly<Record<string, string>>> = sources.toolDefaults ?? new Map(),
+  ) {
+    this.defaults = sources.defaults ?? {};
+    for (const layer of sources.layers ?? []) {
+      for (const [name, value] of Object.entries(layer ?? {})) if (value !== undefined) this.overrides.set(name, value);
+    }
+  }
+
+  /** The value seen by the prompt, or by `tool` (whose config env sits above the prompt's). */
+  get(name: string, tool?: string): string | undefined {
+    return this.overrides.get(name) ?? (tool ? this.toolDefaults.get(tool)?.[name] : undefined) ?? this.defaults[name];
+  }
+
+  /** Every value the prompt sees (tool defaults excluded): what a child thread inherits. */
+  entries(): Array<[string, string]> {
+    return [...new Map([...Object.entries(this.defaults), ...this.overrides]).entries()];
+  }
+
+  secretValues(): string[] {
+    const out: string[] = [];
+    for (const declaration of this.declared) {
+      if (declaration.type !== 'secret') continue;
+      const value = this.get(declaration.name);
+      if (value !== undefined) out.push(value);
+      for (const defaults of this.toolDefaults.values()) {
+        const toolValue = defaults[declaration.name];
+        if (toolValue !== undefined) out.push(toolValue);
+      }
+    }
+    return out;
+  }
+
+  /** Required variables without a value, each with who declared it. */
+  missing(): Declared[] {
+    return this.declared.filter((d) => {
+      if (!d.required) return false;
+      const tool = d.declaredBy.startsWith('tool "') ? d.declaredBy.slice(6, -1) : undefined;
+      return this.get(d.name, tool) === undefined;
+    });
+  }
+
+  isSecret(name: string): boolean {
+    return this.declared.some((d) => d.name === name && d.type === 'secret');
+  }
+
+  isScoped(name: string): boolean {
+    return this.declared.some((d) => d.name === name && d.scoped === true);
+  }
+}
+
+/** A tool's declared variables plus its `tenvs` fields (required unless optional). */
+export function toolDeclarations(name: string, tool: AnyToolDefinition): Declared[] {
+  const declaredBy = `tool "${name}"`;
+  const out: Declared[] = (tool.variables ?? []).map((v) => ({ ...v, declaredBy }));
+  if (isZodObject(tool.tenvs)) {
+    for (const [field, schema] of Object.entries(tool.tenvs.shape)) {
+      const optional = (schema as { _zod?: { optin?: string } })._zod?.optin === 'optional';
+      out.push({ name: field, type: 'text', required: !optional, description: '', declaredBy });
+    }
+  }
+  return out;
+}
+
+/** Names from the server's environment: only declared ones, so tools see nothing else by accident. */
+export function declaredFromEnvironment(
+  declared: readonly Declared[],
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const d of declared) {
+    const value = env[d.name];
+    if (value !== undefined && value !== '') out[d.name] = value;
+  }
+  return out;
+}
