@@ -3,7 +3,7 @@
  * timeouts, dropped connections) are retried with exponential backoff, then
  * the model's `fallbacks` are tried in order. Cancellation is never retried.
  */
-import type { ModelDefinition, ModelRequest, ModelResponse } from '../definitions/types.js';
+import type { ModelDefinition, ModelProvider, ModelRequest, ModelResponse } from '../definitions/types.js';
 import { AgentportError, errorMessage } from '../errors.js';
 import type { ModelResolver } from './resolveModel.js';
 
@@ -46,7 +46,7 @@ export async function callModel(
     for (let attempt = 0; ; attempt++) {
       throwIfAborted(options.signal);
       try {
-        const response = await resolved.provider.complete(buildRequest(resolved.definition), options.signal ? { signal: options.signal } : {});
+        const response = await completeOnce(resolved.provider, buildRequest(resolved.definition), options.signal);
         return { response, model: resolved.definition };
       } catch (error) {
         throwIfAborted(options.signal);
@@ -70,6 +70,23 @@ export async function callModel(
     `model "${modelName}" failed: ${first?.slice(first.indexOf(': ') + 2)}${rest.length ? `; fallbacks failed too (${rest.join('; ')})` : ''}`,
     { failures },
   );
+}
+
+/**
+ * One provider call under a signal of its own, linked to the run's: HTTP
+ * clients tend to leave a listener on the signal they get, and a run makes
+ * many calls on one signal.
+ */
+async function completeOnce(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
+  if (!signal) return provider.complete(request, {});
+  const controller = new AbortController();
+  const forward = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', forward, { once: true });
+  try {
+    return await provider.complete(request, { signal: controller.signal });
+  } finally {
+    signal.removeEventListener('abort', forward);
+  }
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

@@ -92,7 +92,7 @@ export async function runLoop(frame: RunFrame): Promise<LoopOutcome> {
     });
 
     if (toolCalls.length === 0) {
-      outcome.text = response.text ?? '';
+      outcome.text = frame.redactor.text(response.text ?? '');
       if (response.reasoning && !def.reasoning?.exclude) outcome.reasoning = frame.redactor.text(response.reasoning);
       return outcome;
     }

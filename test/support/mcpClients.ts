@@ -26,6 +26,8 @@ export interface ServeEnv {
   agentsDir: string;
   env?: Record<string, string>;
   args?: string[];
+  /** Data folder (threads, caches); a fresh temporary one by default. */
+  dataDir?: string;
 }
 
 function childEnv(extra: Record<string, string> | undefined, dataDir: string): Record<string, string> {
@@ -46,7 +48,7 @@ export async function connectStdio(era: Era, options: ServeEnv): Promise<{ clien
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, 'serve', '--dir', options.agentsDir, ...(options.args ?? [])],
-    env: childEnv(options.env, tempDir()),
+    env: childEnv(options.env, options.dataDir ?? tempDir()),
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

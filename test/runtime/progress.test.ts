@@ -1,0 +1,51 @@
+/**
+ * Progress notifications and cancellation through the MCP client.
+ */
+import { describe, expect, it } from 'vitest';
+import { textOf } from '../support/inProcess.js';
+import { useRuntimeHarness } from './harness.js';
+
+const h = useRuntimeHarness({}, { heartbeatMs: 50 });
+
+describe('progress', () => {
+  it('[MC-6] sends a progress message at each step and heartbeats while the model is slow', async () => {
+    h.model.reply({ toolCalls: [{ name: 'add_numbers', arguments: { a: 1, b: 2 } }], delayMs: 180 }, { text: '3' });
+    const messages: string[] = [];
+    const result = await h.client.callTool({ name: 'calculator', arguments: { message: '1+2' } }, { onprogress: (p) => messages.push(p.message ?? '') });
+    expect(textOf(result)).toBe('3');
+    expect(messages).toContain('calculator: step 1, calling the model');
+    expect(messages).toContain('calculator: running add_numbers');
+    expect(messages).toContain('calculator: step 2, calling the model');
+    expect(messages.filter((m) => m.startsWith('calculator: step 1, still waiting for the model')).length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('cancellation', () => {
+  it('[MC-6] aborts the model call and the loop, and records it in the thread', async () => {
+    h.model.reply({ text: 'too late', delayMs: 2_000 });
+    const controller = new AbortController();
+    const threadsBefore = new Set((await h.agentport.runtime.store.listThreads()).map((t) => t.id));
+    const pending = h.client.callTool({ name: 'forgetful', arguments: { message: 'slow' } }, { signal: controller.signal });
+    await waitFor(() => h.model.requests.length > 0 && h.sent().length === 1);
+    controller.abort('user stopped it');
+    await expect(pending).rejects.toThrow();
+    await waitFor(async () => {
+      const thread = (await h.agentport.runtime.store.listThreads()).find((t) => !threadsBefore.has(t.id));
+      return thread?.status === 'cancelled';
+    });
+    const thread = (await h.agentport.runtime.store.listThreads()).find((t) => !threadsBefore.has(t.id))!;
+    expect(thread.meta?.cancelledAt).toBeTypeOf('string');
+    // Only the user message was stored: the model's late answer never arrived.
+    expect((await h.agentport.runtime.store.listMessages(thread.id)).map((m) => m.role)).toEqual(['user']);
+    // Let the scripted reply go out before the harness checks it was consumed.
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+  });
+});
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const start = Date.now();
+  while (!(await condition())) {
+    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
