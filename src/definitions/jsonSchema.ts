@@ -39,6 +39,7 @@ export function messageInputSchema(): JsonSchema {
   };
 }
 
+/** Adds `additionalProperties: false` to plain objects and drops meaningless integer bounds. */
 function closeObjects(node: unknown): void {
   if (Array.isArray(node)) {
     for (const item of node) closeObjects(item);
@@ -46,6 +47,9 @@ function closeObjects(node: unknown): void {
   }
   if (typeof node !== 'object' || node === null) return;
   const record = node as JsonSchema;
+  // z.int() bounds integers by the safe-integer range: noise for callers and models.
+  if (record.minimum === Number.MIN_SAFE_INTEGER) delete record.minimum;
+  if (record.maximum === Number.MAX_SAFE_INTEGER) delete record.maximum;
   if (record.type === 'object' && record.properties !== undefined && record.additionalProperties === undefined) {
     record.additionalProperties = false;
   }

@@ -18,6 +18,7 @@ import { RegistryLoadError } from './errors.js';
 import { createModuleLoader, type ModuleLoader } from './loadModule.js';
 import { checkReferences } from './references.js';
 import type { AnyToolDefinition, Entry, Registry } from './types.js';
+import type { LoadedPrompty } from '../prompty/types.js';
 
 export interface LoadRegistryOptions {
   agentsDir: string;
@@ -62,7 +63,26 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     for (const item of found) addDefinition(draft, item, discovered.file, file, issues);
   }
 
+  const promptyTemplates = new Map<string, LoadedPrompty>();
+  const promptyFiles = files.filter((f) => f.format === 'prompty');
+  if (promptyFiles.length) {
+    const { loadPromptyPrompt } = await import('./promptyFiles.js');
+    for (const discovered of promptyFiles) {
+      const file = displayPath(discovered.file);
+      const loaded = await loadPromptyPrompt(discovered.file, file, agentsDir, issues);
+      if (!loaded) continue;
+      if (loaded.inlineModel) addDefinition(draft, { kind: 'model', value: loaded.inlineModel, exportName: undefined }, discovered.file, file, issues);
+      if (addDefinition(draft, { kind: 'prompt', value: loaded.definition, exportName: undefined }, discovered.file, file, issues)) {
+        promptyTemplates.set(loaded.definition.name, loaded.prompty);
+      }
+    }
+  }
+
   const prompts = checkReferences(draft, issues);
+  for (const [name, prompty] of promptyTemplates) {
+    const prompt = prompts.get(name);
+    if (prompt) prompt.prompty = prompty;
+  }
   const registry: Registry = { ...draft, prompts, warnings: issues.filter((i) => i.severity === 'warning') };
   return { registry, issues };
 }
@@ -117,11 +137,11 @@ function addDefinition(
   absoluteFile: string,
   file: string,
   issues: LoadIssue[],
-): void {
+): boolean {
   const name = definitionName(item, absoluteFile);
   const outcome = validateDefinition(item.kind, item.value, file, name);
   issues.push(...outcome.issues);
-  if (!outcome.ok || name === undefined) return;
+  if (!outcome.ok || name === undefined) return false;
 
   const target = {
     model: draft.models,
@@ -139,9 +159,10 @@ function addDefinition(
       field: item.kind === 'hook' ? 'id' : 'name',
       message: `duplicate ${item.kind} "${name}" (also defined in ${existing.file})`,
     });
-    return;
+    return false;
   }
   target.set(name, { name, file, definition: item.value });
+  return true;
 }
 
 /** Tools are named by their file (default export) or export name; the rest carry a name or id. */

@@ -1,4 +1,5 @@
 import type { LoadIssue } from '../definitions/issues.js';
+import type { LoadedPrompty } from '../prompty/types.js';
 import type {
   AgentDefinition,
   HookDefinition,
@@ -21,6 +22,8 @@ export type AnyToolDefinition = ToolDefinition<ToolArgs | null, ToolTenvs | null
 export interface LoadedPrompt extends Entry<PromptDefinition> {
   /** The system prompt with every include resolved. */
   systemText: string;
+  /** For a `.prompty` file: the template rendered into messages at each call. */
+  prompty?: LoadedPrompty;
 }
 
 /** Everything in an agents/ folder, validated and cross-checked. */

@@ -1,7 +1,7 @@
 /**
  * Everything one run (a call, or a sub-prompt inside it) works with.
  */
-import type { AgentDefinition } from '../definitions/types.js';
+import type { AgentDefinition, ModelRequestMessage } from '../definitions/types.js';
 import type { ModelResolver } from '../models/resolveModel.js';
 import type { Entry, LoadedPrompt, Registry } from '../registry/types.js';
 import type { Store, StoredMessage, ThreadRecord } from '../store/types.js';
@@ -40,4 +40,8 @@ export interface RunFrame {
   turnStartSeq: number;
   /** A sub-prompt with includeChat sees its parent's conversation first. */
   parentChat: StoredMessage[];
+  /** Sent before the history at every step: the system prompt, or a prompty preamble. */
+  preamble: ModelRequestMessage[];
+  /** The tools offered in this run (a prompty body may add some per call). */
+  toolset: OfferedTool[];
 }

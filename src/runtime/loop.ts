@@ -35,7 +35,7 @@ export interface LoopOutcome {
 export async function runLoop(frame: RunFrame): Promise<LoopOutcome> {
   const { services, prompt } = frame;
   const def = prompt.definition;
-  const toolset = def.toolChoice === 'none' ? [] : services.toolsetFor(prompt);
+  const toolset = def.toolChoice === 'none' ? [] : frame.toolset;
   const maxSteps = frame.agent?.definition.sideA.maxSteps ?? services.maxSteps;
   const outcome: LoopOutcome = { status: 'completed', text: null, toolCalls: [], errors: [], steps: 0 };
   let calledTool = false;
@@ -115,7 +115,7 @@ async function assembleMessages(frame: RunFrame, state: RuntimeThreadState, insi
   const threshold = def.recentImageThreshold ?? DEFAULT_RECENT_IMAGE_THRESHOLD;
   history = await resolveImages(store, frame.thread.id, history, threshold);
   let messages: ModelRequestMessage[] = [
-    { role: 'system', content: frame.prompt.systemText },
+    ...frame.preamble,
     ...toWireMessages(history, { recentImageThreshold: threshold, includeReasoning: def.reasoning?.include === true }),
   ];
   if (insistOnTool) messages.push({ role: 'user', content: 'Answer by calling one of the available tools.' });

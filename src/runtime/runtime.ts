@@ -15,7 +15,8 @@ import { runLoop, storeMessage } from './loop.js';
 import type { Services } from './frame.js';
 import { Redactor } from './secrets.js';
 import { createThreadState } from './threadState.js';
-import { buildToolset, type OfferedTool } from './toolset.js';
+import { buildToolset, toolsetForTurn, type OfferedTool } from './toolset.js';
+import { openTurn } from './turn.js';
 import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
 import { VariableScope, declaredFromEnvironment, toolDeclarations, type Declared } from './variables.js';
 
@@ -77,6 +78,8 @@ export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: num
       const progress = request.onProgress ?? (() => {});
 
       const existing = await continuedThread(store, request.args.thread_id, request.target);
+      const opened = await openTurn(prompt, input.args, input.userMessage);
+      const toolset = toolsetForTurn(services, prompt, opened.extraTools);
       const declared = declarations(services, prompt, agent);
       const stored = existing ? await store.getVariables(existing.id) : [];
       const scope = new VariableScope(declared, {
@@ -125,9 +128,14 @@ export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: num
         ancestry: [prompt.name],
         turnStartSeq: 0,
         parentChat: [],
+        preamble: opened.preamble,
+        toolset,
       };
-      const first = await storeMessage(frame, state, { role: 'user', content: input.userMessage });
-      frame.turnStartSeq = first.seq;
+      const turn = opened.turn.length ? opened.turn : [{ role: 'user' as const, content: input.userMessage }];
+      for (const [index, message] of turn.entries()) {
+        const stored = await storeMessage(frame, state, message);
+        if (index === 0) frame.turnStartSeq = stored.seq;
+      }
 
       try {
         const outcome = await runLoop(frame);

@@ -5,7 +5,9 @@
  */
 import type { ToolResult } from '../definitions/types.js';
 import { isAgentportError } from '../errors.js';
-import type { ContentPart } from '../store/types.js';
+import type { ContentPart, StoredMessage } from '../store/types.js';
+import { openTurn } from './turn.js';
+import { toolsetForTurn } from './toolset.js';
 import { subpromptInput } from './subpromptInput.js';
 import type { RunFrame } from './frame.js';
 import { HookRunner } from './hooks.js';
@@ -62,7 +64,18 @@ export async function runSubprompt(parent: RunFrame, tool: OfferedSubprompt, arg
       return { status: 'error', error: `cannot attach files to ${tool.name}: ${error instanceof Error ? error.message : String(error)}` };
     }
   }
-  const first = await services.store.appendMessage(thread.id, redactor.deep({ role: 'user', content }));
+  let opened;
+  try {
+    opened = await openTurn(target, input.args, content);
+  } catch (error) {
+    await services.store.updateThread(thread.id, { status: 'failed' });
+    return { status: 'error', error: error instanceof Error ? error.message : String(error) };
+  }
+  let first: StoredMessage | undefined;
+  for (const message of opened.turn) {
+    const stored = await services.store.appendMessage(thread.id, redactor.deep(message));
+    first ??= stored;
+  }
   const parentChat = target.definition.includeChat
     ? (await services.store.listMessages(parent.thread.id)).filter((m) => m.role === 'user' || m.role === 'assistant')
     : [];
@@ -80,8 +93,10 @@ export async function runSubprompt(parent: RunFrame, tool: OfferedSubprompt, arg
       signal: parent.signal,
       progress: parent.progress,
       ancestry: chain,
-      turnStartSeq: first.seq,
+      turnStartSeq: first?.seq ?? 1,
       parentChat,
+      preamble: opened.preamble,
+      toolset: toolsetForTurn(services, target, opened.extraTools),
     });
   } catch (error) {
     if (isAgentportError(error) && error.code === 'CANCELLED') {

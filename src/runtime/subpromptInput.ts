@@ -7,7 +7,7 @@ import { parseArguments } from './executeTool.js';
 import type { OfferedSubprompt } from './toolset.js';
 
 export type SubpromptInput =
-  | { ok: true; message: string; attachmentPaths: string[] }
+  | { ok: true; args: Record<string, unknown>; message: string; attachmentPaths: string[] }
   | { ok: false; error: string };
 
 export function subpromptInput(tool: OfferedSubprompt, argumentText: string): SubpromptInput {
@@ -39,5 +39,5 @@ export function subpromptInput(tool: OfferedSubprompt, argumentText: string): Su
   const attachmentProperty = tool.config.initAttachmentsProperty;
   const raw = attachmentProperty ? args[attachmentProperty] : undefined;
   const attachmentPaths = raw === undefined ? [] : Array.isArray(raw) ? raw.map(String) : [String(raw)];
-  return { ok: true, message, attachmentPaths };
+  return { ok: true, args, message, attachmentPaths };
 }

@@ -4,7 +4,9 @@
  */
 import { messageInputSchema, toJsonSchema, type JsonSchema } from '../definitions/jsonSchema.js';
 import type { PromptDefinition, SubpromptConfig, ToolReference } from '../definitions/types.js';
+import { AgentportError } from '../errors.js';
 import type { AnyToolDefinition, Entry, LoadedPrompt, Registry } from '../registry/types.js';
+import type { Services } from './frame.js';
 
 interface OfferedBase {
   name: string;
@@ -29,9 +31,9 @@ export interface OfferedSubprompt extends OfferedBase {
 
 export type OfferedTool = OfferedFunctionTool | OfferedSubprompt;
 
-export function buildToolset(registry: Registry, prompt: PromptDefinition): OfferedTool[] {
+export function buildToolset(registry: Registry, prompt: PromptDefinition, extra: readonly ToolReference[] = []): OfferedTool[] {
   const offered: OfferedTool[] = [];
-  for (const reference of prompt.tools ?? []) {
+  for (const reference of [...(prompt.tools ?? []), ...extra]) {
     const config = normalize(reference);
     if (offered.some((tool) => tool.name === config.name)) continue;
     const env = (config as { env?: Record<string, string> }).env ?? {};
@@ -51,7 +53,8 @@ export function buildToolset(registry: Registry, prompt: PromptDefinition): Offe
     }
     const agent = registry.agents.get(config.name);
     const target = registry.prompts.get(agent ? agent.definition.sideA.prompt : config.name);
-    if (!target) continue; // the registry reported unknown names at load time
+    // The registry reports unknown names at load time; names rendered per call are checked by the caller.
+    if (!target) continue;
     const schema = target.definition.requiredSchema;
     offered.push({
       kind: 'subprompt',
@@ -78,3 +81,15 @@ export function toFunctionDefinitions(tools: readonly OfferedTool[]): unknown[] 
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },
   }));
 }
+
+/** The prompt's tools, plus any a prompty body hoisted for this call (which must exist). */
+export function toolsetForTurn(services: Pick<Services, 'registry' | 'toolsetFor'>, prompt: LoadedPrompt, extra: readonly string[]): OfferedTool[] {
+  if (extra.length === 0) return services.toolsetFor(prompt);
+  const { registry } = services;
+  const unknown = extra.filter((name) => !registry.tools.has(name) && !registry.prompts.has(name) && !registry.agents.has(name));
+  if (unknown.length) {
+    throw new AgentportError('INVALID_ARGUMENTS', `${prompt.name}: its tools section names unknown tools: ${unknown.join(', ')}`);
+  }
+  return buildToolset(registry, prompt.definition, extra);
+}
+

@@ -56,7 +56,7 @@ describe.each(transports)('over %s', (transportName, connect) => {
 
     it('[MC-4] lists the exposed prompts in a deterministic order with 2020-12 object schemas', async () => {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['summarize', 'support', 'triage_ticket']);
+      expect(tools.map((t) => t.name)).toEqual(['faq', 'summarize', 'support', 'triage_ticket']);
       const ajv = new Ajv2020({ strict: false });
       for (const tool of tools) {
         expect(tool.inputSchema.type).toBe('object');

@@ -1,0 +1,141 @@
+/**
+ * `.prompty` files as prompts: each becomes a prompt definition the rest of
+ * agentport treats like a `definePrompt` module (exposed, included, used as a
+ * sub-prompt), with its loaded template kept for rendering at call time.
+ */
+import type { LoadIssue } from '../definitions/issues.js';
+import type { ModelDefinition, PromptDefinition, ToolReference, VariableDefinition } from '../definitions/types.js';
+import { loadPromptyFile } from '../prompty/load.js';
+import { PromptyError } from '../prompty/errors.js';
+import type { LoadedPrompty, PromptyModelObject } from '../prompty/types.js';
+
+export interface PromptyPrompt {
+  definition: PromptDefinition;
+  prompty: LoadedPrompty;
+  /** A model described inline in the frontmatter, registered under an internal name. */
+  inlineModel?: ModelDefinition;
+}
+
+const OPENAI_COMPATIBLE = new Set(['openai', 'openai_compatible', 'openai-compatible']);
+
+export async function loadPromptyPrompt(
+  file: string,
+  displayFile: string,
+  agentsDir: string,
+  issues: LoadIssue[],
+): Promise<PromptyPrompt | undefined> {
+  let prompty: LoadedPrompty;
+  try {
+    prompty = await loadPromptyFile(file, { agentsDir, env: process.env });
+  } catch (error) {
+    if (!(error instanceof PromptyError)) throw error;
+    for (const issue of error.issues) {
+      issues.push({
+        severity: 'error',
+        file: issue.line !== undefined ? `${displayFile}:${issue.line}` : displayFile,
+        ...(issue.field ? { field: issue.field } : {}),
+        message: issue.message,
+      });
+    }
+    return undefined;
+  }
+  for (const warning of prompty.warningIssues) {
+    issues.push({
+      severity: 'warning',
+      file: warning.line !== undefined ? `${displayFile}:${warning.line}` : displayFile,
+      definition: prompty.name,
+      ...(warning.field ? { field: warning.field } : {}),
+      message: warning.message,
+    });
+  }
+
+  let model: string;
+  let inlineModel: ModelDefinition | undefined;
+  if (typeof prompty.model === 'string') {
+    model = prompty.model;
+  } else {
+    const built = inlineModelOf(prompty.name, prompty.model);
+    if (typeof built === 'string') {
+      issues.push({ severity: 'error', file: displayFile, definition: prompty.name, field: 'model', message: built });
+      return undefined;
+    }
+    inlineModel = built;
+    model = built.name;
+  }
+
+  const fields = prompty.fields;
+  const hasInputs = Object.keys(prompty.inputSchema.shape).length > 0;
+  const definition: PromptDefinition = {
+    name: prompty.name,
+    toolDescription: prompty.description,
+    model,
+    // The system text other prompts include; calls render the whole template instead.
+    prompt: await systemTextOf(prompty),
+    ...(hasInputs ? { requiredSchema: prompty.inputSchema } : {}),
+    ...(fields.exposeAsTool !== undefined ? { exposeAsTool: fields.exposeAsTool } : {}),
+    ...(fields.toolChoice ? { toolChoice: fields.toolChoice } : {}),
+    ...(fields.reasoning ? { reasoning: fields.reasoning } : {}),
+    ...(fields.hooks ? { hooks: fields.hooks } : {}),
+    ...(fields.tools ? { tools: fields.tools as ToolReference[] } : {}),
+    ...(fields.includeChat !== undefined ? { includeChat: fields.includeChat } : {}),
+    ...(fields.includePastTools !== undefined ? { includePastTools: fields.includePastTools } : {}),
+    ...(fields.parallelToolCalls !== undefined ? { parallelToolCalls: fields.parallelToolCalls } : {}),
+    ...(fields.recentImageThreshold !== undefined ? { recentImageThreshold: fields.recentImageThreshold } : {}),
+    ...(fields.env ? { env: fields.env } : {}),
+    ...(fields.variables ? { variables: fields.variables.map(variableOf) } : {}),
+    ...(fields.alwaysLoad !== undefined ? { alwaysLoad: fields.alwaysLoad } : {}),
+    ...(fields.defer !== undefined ? { defer: fields.defer } : {}),
+  };
+  return { definition, prompty, ...(inlineModel ? { inlineModel } : {}) };
+}
+
+/** An inline model object becomes an OpenAI-compatible model definition, or an error message. */
+function inlineModelOf(promptName: string, model: PromptyModelObject): ModelDefinition | string {
+  const provider = model.provider ?? 'openai';
+  if (!OPENAI_COMPATIBLE.has(provider)) {
+    return `model provider "${provider}" is not supported inline: define the model in agents/models/ (provider "openai" covers OpenAI-compatible servers) and name it here`;
+  }
+  const connection = model.connection ?? {};
+  const pick = (...keys: string[]) => {
+    for (const key of keys) if (typeof connection[key] === 'string') return connection[key] as string;
+    return undefined;
+  };
+  const baseURL = pick('baseURL', 'base_url', 'endpoint');
+  const apiKeyEnv = pick('apiKeyEnv', 'api_key_env');
+  const { temperature, max_tokens, ...rest } = (model.options ?? {}) as Record<string, unknown>;
+  return {
+    name: `${promptName}.model`,
+    provider: 'openai',
+    model: model.id,
+    ...(baseURL ? { baseURL } : {}),
+    ...(apiKeyEnv ? { apiKeyEnv } : {}),
+    ...(typeof temperature === 'number' ? { temperature } : {}),
+    ...(typeof max_tokens === 'number' ? { maxTokens: max_tokens } : {}),
+    ...(Object.keys(rest).length ? { options: rest } : {}),
+  };
+}
+
+function variableOf(raw: Record<string, unknown>): VariableDefinition {
+  return {
+    name: String(raw.name),
+    type: raw.type === 'secret' ? 'secret' : 'text',
+    required: raw.required === true,
+    ...(raw.scoped === true ? { scoped: true } : {}),
+    description: typeof raw.description === 'string' ? raw.description : '',
+  };
+}
+
+/** The template's system messages rendered with the sample (or defaults), for includes. */
+async function systemTextOf(prompty: LoadedPrompty): Promise<string> {
+  const { renderPrompty } = await import('../prompty/render.js');
+  try {
+    const sample = typeof prompty.sample === 'object' && prompty.sample !== null ? (prompty.sample as Record<string, unknown>) : {};
+    const { messages } = await renderPrompty(prompty, sample);
+    return messages
+      .filter((m) => m.kind === 'message' && m.role === 'system')
+      .map((m) => (m.kind === 'message' ? m.content.map((p) => (p.type === 'text' ? p.text : '')).join('') : ''))
+      .join('\n\n');
+  } catch {
+    return '';
+  }
+}
