@@ -13,4 +13,5 @@ export default definePrompt({
     { type: 'text', content: '\n\nUse lookup_order for anything about a specific order.' },
   ],
   tools: ['lookup_order', 'current_time'],
+  includeChat: true,
 });

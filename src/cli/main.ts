@@ -3,14 +3,18 @@
  * The `agentport` command. Each subcommand loads only what it needs, so
  * `serve` on stdio starts quickly.
  */
-import { Command } from 'commander';
+import { createRequire } from 'node:module';
 import { VERSION } from '../server/version.js';
 import { registerConfigCommand } from './commands/config.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerListCommand } from './commands/list.js';
 import { registerServeCommand } from './commands/serve.js';
 
-export function buildProgram(): Command {
+// Required rather than imported: the CommonJS package then loads without
+// Node's export scan, which is most of its start-up cost.
+const { Command } = createRequire(import.meta.url)('commander') as typeof import('commander');
+
+export function buildProgram(): import('commander').Command {
   const program = new Command()
     .name('agentport')
     .description('Serve the prompts and agents in an agents/ folder as MCP tools.')

@@ -24,8 +24,10 @@ export interface ModuleLoader {
 }
 
 export async function createModuleLoader(options: ModuleLoaderOptions): Promise<ModuleLoader> {
-  // Imported here so commands that load no TypeScript never pay for jiti.
-  const { createJiti } = await import('jiti');
+  // Loaded here so commands that load no TypeScript never pay for jiti, and
+  // through require: importing its large CommonJS bundle from ESM makes Node
+  // scan it for exports first, which costs more than loading it.
+  const { createJiti } = createRequire(import.meta.url)('jiti') as typeof import('jiti');
   const jiti: Jiti = createJiti(import.meta.url, {
     alias: {
       agentport: packageEntry(),

@@ -38,6 +38,11 @@ export interface RunFrame {
   ancestry: string[];
   /** Seq of this turn's first message: earlier messages are chat history. */
   turnStartSeq: number;
+  /**
+   * Every message of the thread, read once when the run starts and extended as
+   * the run stores more: steps never re-read the store.
+   */
+  messages: StoredMessage[];
   /** A sub-prompt with includeChat sees its parent's conversation first. */
   parentChat: StoredMessage[];
   /** Sent before the history at every step: the system prompt, or a prompty preamble. */

@@ -107,7 +107,7 @@ export async function runLoop(frame: RunFrame): Promise<LoopOutcome> {
 async function assembleMessages(frame: RunFrame, state: RuntimeThreadState, insistOnTool: boolean): Promise<ModelRequestMessage[]> {
   const { store } = frame.services;
   const def = frame.prompt.definition;
-  const all = await store.listMessages(frame.thread.id);
+  const all = frame.messages;
   const earlier = [...frame.parentChat, ...all.filter((m) => m.seq < frame.turnStartSeq)];
   const current = all.filter((m) => m.seq >= frame.turnStartSeq);
   let history = selectHistory(def, earlier, current);
@@ -196,6 +196,7 @@ function stateFor(frame: RunFrame, step: number, tool?: OfferedTool): RuntimeThr
 export async function storeMessage(frame: RunFrame, state: RuntimeThreadState, message: NewMessage): Promise<StoredMessage> {
   const prepared = await frame.hooks.transform('before_create_message', state, message);
   const stored = await frame.services.store.appendMessage(frame.thread.id, frame.redactor.deep(prepared));
+  frame.messages.push(stored);
   await frame.hooks.notify('after_create_message', state, stored);
   return stored;
 }

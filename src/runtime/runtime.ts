@@ -17,6 +17,7 @@ import { Redactor } from './secrets.js';
 import { createThreadState } from './threadState.js';
 import { buildToolset, toolsetForTurn, type OfferedTool } from './toolset.js';
 import { openTurn } from './turn.js';
+import { recordStatus } from './threadStatus.js';
 import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
 import { VariableScope, declaredFromEnvironment, toolDeclarations, type Declared } from './variables.js';
 
@@ -113,7 +114,6 @@ export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: num
       const state = createThreadState({ store, threadId: thread.id, prompt: prompt.name, scope, execution: { stepCount: 0, currentSide: 'a', abortSignal: signal } });
       if (!existing) await hooks.notify('after_thread_created', state, thread);
       if (request.variables) await store.setVariables(thread.id, callVariables(request.variables, scope));
-      await store.updateThread(thread.id, { status: 'running' });
 
       const frame = {
         services,
@@ -127,6 +127,7 @@ export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: num
         progress: (message: string) => progress(redactor.text(message)),
         ancestry: [prompt.name],
         turnStartSeq: 0,
+        messages: existing ? await store.listMessages(thread.id) : [],
         parentChat: [],
         preamble: opened.preamble,
         toolset,
@@ -139,7 +140,7 @@ export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: num
 
       try {
         const outcome = await runLoop(frame);
-        await store.updateThread(thread.id, { status: outcome.status === 'completed' ? 'completed' : 'failed' });
+        await recordStatus(store, thread, outcome.status === 'completed' ? 'idle' : 'failed');
         return {
           threadId: thread.id,
           prompt: prompt.name,

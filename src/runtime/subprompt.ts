@@ -8,6 +8,7 @@ import { isAgentportError } from '../errors.js';
 import type { ContentPart, StoredMessage } from '../store/types.js';
 import { openTurn } from './turn.js';
 import { toolsetForTurn } from './toolset.js';
+import { recordStatus } from './threadStatus.js';
 import { subpromptInput } from './subpromptInput.js';
 import type { RunFrame } from './frame.js';
 import { HookRunner } from './hooks.js';
@@ -71,14 +72,9 @@ export async function runSubprompt(parent: RunFrame, tool: OfferedSubprompt, arg
     await services.store.updateThread(thread.id, { status: 'failed' });
     return { status: 'error', error: error instanceof Error ? error.message : String(error) };
   }
-  let first: StoredMessage | undefined;
-  for (const message of opened.turn) {
-    const stored = await services.store.appendMessage(thread.id, redactor.deep(message));
-    first ??= stored;
-  }
-  const parentChat = target.definition.includeChat
-    ? (await services.store.listMessages(parent.thread.id)).filter((m) => m.role === 'user' || m.role === 'assistant')
-    : [];
+  const messages: StoredMessage[] = [];
+  for (const message of opened.turn) messages.push(await services.store.appendMessage(thread.id, redactor.deep(message)));
+  const parentChat = target.definition.includeChat ? parent.messages.filter((m) => m.role === 'user' || m.role === 'assistant') : [];
 
   let outcome: LoopOutcome;
   try {
@@ -93,7 +89,8 @@ export async function runSubprompt(parent: RunFrame, tool: OfferedSubprompt, arg
       signal: parent.signal,
       progress: parent.progress,
       ancestry: chain,
-      turnStartSeq: first?.seq ?? 1,
+      turnStartSeq: messages[0]?.seq ?? 1,
+      messages,
       parentChat,
       preamble: opened.preamble,
       toolset: toolsetForTurn(services, target, opened.extraTools),
@@ -104,7 +101,7 @@ export async function runSubprompt(parent: RunFrame, tool: OfferedSubprompt, arg
     }
     throw error;
   }
-  await services.store.updateThread(thread.id, { status: outcome.status === 'completed' ? 'completed' : 'failed' });
+  await recordStatus(services.store, thread, outcome.status === 'completed' ? 'idle' : 'failed');
   const text = formatSubpromptResult(
     { prompt: target.name, text: outcome.text, toolCalls: outcome.toolCalls, errors: outcome.errors },
     tool.config,

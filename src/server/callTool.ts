@@ -23,7 +23,7 @@ export const THREAD_META_KEY = 'agentport/thread_id';
 const PROGRESS_SETTLE_MS = 20;
 
 export async function callExposedTool(
-  runtime: Runtime,
+  getRuntime: () => Promise<Runtime>,
   tools: ReadonlyMap<string, ExposedTool>,
   name: string,
   args: Record<string, unknown> | undefined,
@@ -49,6 +49,7 @@ export async function callExposedTool(
   };
   try {
     const variables = callVariables(ctx.mcpReq._meta?.[VARIABLES_META_KEY]);
+    const runtime = await getRuntime();
     const result = await runtime.runPrompt({
       target: name,
       args: args ?? {},

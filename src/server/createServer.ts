@@ -4,6 +4,7 @@
  * `Server` that answers from it.
  */
 import { Server, type McpServerFactory } from '@modelcontextprotocol/server';
+import type { Registry } from '../registry/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { callExposedTool } from './callTool.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
@@ -14,8 +15,15 @@ export interface AgentportServer {
   tools: readonly ExposedTool[];
 }
 
-export function createAgentportServer(runtime: Runtime): AgentportServer {
-  const tools = buildToolCatalog(runtime.registry);
+/**
+ * @param registry what to list
+ * @param runtime the runtime, or a function that creates it on the first call:
+ *   listing tools then never pays for loading the runtime and the store.
+ */
+export function createAgentportServer(registry: Registry, runtime: Runtime | (() => Promise<Runtime>)): AgentportServer {
+  const tools = buildToolCatalog(registry);
+  let loaded: Promise<Runtime> | undefined;
+  const getRuntime = () => (loaded ??= typeof runtime === 'function' ? runtime() : Promise.resolve(runtime));
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listed = tools.map(({ kind: _kind, ...tool }) => tool);
   const instructions = serverInstructions(tools);
@@ -27,7 +35,7 @@ export function createAgentportServer(runtime: Runtime): AgentportServer {
     );
     server.setRequestHandler('tools/list', () => ({ tools: listed }));
     server.setRequestHandler('tools/call', (request, ctx) =>
-      callExposedTool(runtime, byName, request.params.name, request.params.arguments, ctx),
+      callExposedTool(getRuntime, byName, request.params.name, request.params.arguments, ctx),
     );
     return server;
   };

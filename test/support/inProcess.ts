@@ -35,7 +35,7 @@ export async function startInProcess(options: {
     log: (line) => logs.push(line),
     ...options.runtime,
   });
-  const server = createAgentportServer(runtime);
+  const server = createAgentportServer(registry, runtime);
   const http = await startHttp(server, { port: 0 });
   const clients: Client[] = [];
   return {

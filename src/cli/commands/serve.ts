@@ -32,14 +32,16 @@ export function registerServeCommand(program: Command): void {
         fail(`--max-steps must be a positive integer, got "${options.maxSteps}"`);
         return;
       }
-      const [{ createRuntime }, { createAgentportServer }, { log }, { FileStore }] = await Promise.all([
-        import('../../runtime/runtime.js'),
+      const [{ createAgentportServer }, { log }] = await Promise.all([
         import('../../server/createServer.js'),
         import('../../server/log.js'),
-        import('../../store/fileStore.js'),
       ]);
-      const store = new FileStore({ dir: dataDirOf(options) });
-      const server = createAgentportServer(createRuntime({ registry: loaded.registry, store, maxSteps }));
+      const dataDir = dataDirOf(options);
+      // The runtime and the store load on the first tools/call.
+      const server = createAgentportServer(loaded.registry, async () => {
+        const [{ createRuntime }, { FileStore }] = await Promise.all([import('../../runtime/runtime.js'), import('../../store/fileStore.js')]);
+        return createRuntime({ registry: loaded.registry, store: new FileStore({ dir: dataDir }), maxSteps });
+      });
       if (!options.http) {
         const { startStdio } = await import('../../server/stdio.js');
         startStdio(server);

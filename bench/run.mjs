@@ -1,0 +1,36 @@
+// `npm run bench`: runs every benchmark in its own process (so memory figures
+// are not mixed up) and writes docs/benchmarks.md with the machine and command.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, machine } from './support.mjs';
+
+const only = process.argv.slice(2);
+const benches = ['startup', 'runtime', 'search'].filter((name) => only.length === 0 || only.includes(name));
+
+const sections = [];
+for (const name of benches) {
+  process.stderr.write(`bench: ${name}...\n`);
+  const started = Date.now();
+  const out = execFileSync(process.execPath, ['--expose-gc', path.join(ROOT, 'bench', `${name}.mjs`)], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  sections.push(out.trim());
+  process.stderr.write(`bench: ${name} done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}
+
+const report = [
+  '# Benchmarks',
+  '',
+  `Produced by \`npm run bench\`${only.length ? ` (${only.join(', ')})` : ''} on ${new Date().toISOString().slice(0, 10)}.`,
+  `Machine: ${machine()}.`,
+  'Figures from one run on a shared 2-core machine: compare ratios within a run rather than absolute times.',
+  '',
+  ...sections.flatMap((section) => [section, '']),
+].join('\n');
+
+if (only.length === 0) writeFileSync(path.join(ROOT, 'docs', 'benchmarks.md'), report);
+process.stdout.write(report);

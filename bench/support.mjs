@@ -1,0 +1,28 @@
+// Shared helpers for the benchmarks: statistics, the machine, and the test
+// suite's scripted OpenAI-compatible server (loaded from TypeScript with jiti).
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createJiti } from 'jiti';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const jiti = createJiti(import.meta.url);
+
+export async function fakeModelServer() {
+  const { FakeModelServer } = await jiti.import(path.join(ROOT, 'test', 'support', 'fakeModelServer.ts'));
+  return new FakeModelServer().start();
+}
+
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export const median = (values) => percentile(values, 50);
+
+export function machine() {
+  const cpus = os.cpus();
+  return `${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
+}
+
+export const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
