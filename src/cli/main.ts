@@ -8,7 +8,9 @@ import { VERSION } from '../server/version.js';
 import { registerConfigCommand } from './commands/config.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerListCommand } from './commands/list.js';
+import { registerSearchCommand } from './commands/search.js';
 import { registerServeCommand } from './commands/serve.js';
+import { searchableRegistryTools } from './registryTools.js';
 
 // Required rather than imported: the CommonJS package then loads without
 // Node's export scan, which is most of its start-up cost.
@@ -24,6 +26,7 @@ export function buildProgram(): import('commander').Command {
   registerListCommand(program);
   registerDoctorCommand(program);
   registerConfigCommand(program);
+  registerSearchCommand(program, { loadRegistryTools: searchableRegistryTools });
   return program;
 }
 

@@ -19,6 +19,7 @@ export interface Services {
   maxSteps: number;
   maxDepth: number;
   heartbeatMs: number;
+  toolSearchThreshold: number;
   retryBaseDelayMs: number | undefined;
   log: (line: string) => void;
   toolsetFor(prompt: LoadedPrompt): OfferedTool[];

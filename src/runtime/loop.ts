@@ -16,6 +16,7 @@ import { withHeartbeat } from './heartbeat.js';
 import { reasoningRequestFields } from './reasoning.js';
 import { runSubprompt } from './subprompt.js';
 import { createThreadState, type RuntimeThreadState } from './threadState.js';
+import { DeferredTools, RUNTIME_TOOL_SEARCH } from './deferredTools.js';
 import { toFunctionDefinitions, type OfferedTool } from './toolset.js';
 import type { ToolCallRecord } from './types.js';
 import { toWireMessages } from './wire.js';
@@ -36,6 +37,7 @@ export async function runLoop(frame: RunFrame): Promise<LoopOutcome> {
   const { services, prompt } = frame;
   const def = prompt.definition;
   const toolset = def.toolChoice === 'none' ? [] : frame.toolset;
+  const deferred = new DeferredTools(toolset, services.toolSearchThreshold, loadedToolsOf(frame));
   const maxSteps = frame.agent?.definition.sideA.maxSteps ?? services.maxSteps;
   const outcome: LoopOutcome = { status: 'completed', text: null, toolCalls: [], errors: [], steps: 0 };
   let calledTool = false;
@@ -57,7 +59,7 @@ export async function runLoop(frame: RunFrame): Promise<LoopOutcome> {
     let response: ModelResponse;
     try {
       ({ response } = await withHeartbeat(
-        callModel(services.models, def.model, (model) => buildRequest(frame, model, messages, toolset, requireTool), {
+        callModel(services.models, def.model, (model) => buildRequest(frame, model, messages, deferred, requireTool), {
           signal: frame.signal,
           ...(services.retryBaseDelayMs !== undefined ? { retryBaseDelayMs: services.retryBaseDelayMs } : {}),
           onRetry: (message) => frame.progress(`${prompt.name}: ${message}`),
@@ -99,7 +101,7 @@ export async function runLoop(frame: RunFrame): Promise<LoopOutcome> {
     calledTool = true;
     for (const call of toolCalls) {
       throwIfAborted(frame.signal);
-      outcome.toolCalls.push(await runToolCall(frame, toolset, call, outcome.steps));
+      outcome.toolCalls.push(await runToolCall(frame, toolset, deferred, call, outcome.steps));
     }
   }
 }
@@ -127,26 +129,37 @@ function buildRequest(
   frame: RunFrame,
   model: Parameters<typeof modelRequestBase>[0],
   messages: ModelRequestMessage[],
-  toolset: readonly OfferedTool[],
+  deferred: DeferredTools,
   requireTool: boolean,
 ): ModelRequest {
   const def = frame.prompt.definition;
   const request: ModelRequest = { ...modelRequestBase(model), messages, ...reasoningRequestFields(def.reasoning, model) };
-  if (toolset.length > 0) {
-    request.tools = toFunctionDefinitions(toolset);
+  const tools = [...toFunctionDefinitions(deferred.visible()), ...(deferred.active ? [deferred.searchDefinition()] : [])];
+  if (tools.length > 0) {
+    request.tools = tools;
     request.tool_choice = requireTool ? 'required' : 'auto';
     request.parallel_tool_calls = def.parallelToolCalls ?? false;
   }
   return request;
 }
 
-async function runToolCall(frame: RunFrame, toolset: readonly OfferedTool[], call: StoredToolCall, step: number): Promise<ToolCallRecord> {
+async function runToolCall(
+  frame: RunFrame,
+  toolset: readonly OfferedTool[],
+  deferred: DeferredTools,
+  call: StoredToolCall,
+  step: number,
+): Promise<ToolCallRecord> {
   const tool = toolset.find((t) => t.name === call.name);
   frame.progress(`${frame.prompt.name}: running ${call.name}`);
   const state = stateFor(frame, step, tool?.kind === 'function' ? tool : undefined);
   let result: ToolResult;
   let attachments: StoredMessage['attachments'] = [];
-  if (!tool) {
+  if (!tool && deferred.active && call.name === RUNTIME_TOOL_SEARCH) {
+    const searched = await deferred.search(call.arguments);
+    result = searched.ok ? { status: 'success', result: searched.text } : { status: 'error', error: searched.text };
+    if (searched.found.length) await rememberLoadedTools(frame, deferred);
+  } else if (!tool) {
     result = { status: 'error', error: `There is no tool named "${call.name}". Available tools: ${toolset.map((t) => t.name).join(', ') || 'none'}.` };
   } else if (tool.kind === 'function') {
     ({ result, attachments } = await executeFunctionTool({
@@ -177,6 +190,19 @@ async function runToolCall(frame: RunFrame, toolset: readonly OfferedTool[], cal
     status: result.status,
     ...(result.status === 'success' ? { result: result.result ?? '' } : { error: result.error ?? 'the tool failed' }),
   };
+}
+
+const LOADED_TOOLS_META = 'loadedTools';
+
+function loadedToolsOf(frame: RunFrame): string[] {
+  const value = frame.thread.meta?.[LOADED_TOOLS_META];
+  return Array.isArray(value) ? value.filter((name): name is string => typeof name === 'string') : [];
+}
+
+/** Tools a search loaded stay loaded for the thread's later turns. */
+async function rememberLoadedTools(frame: RunFrame, deferred: DeferredTools): Promise<void> {
+  const meta = { ...frame.thread.meta, [LOADED_TOOLS_META]: [...deferred.loaded] };
+  frame.thread = await frame.services.store.updateThread(frame.thread.id, { meta });
 }
 
 function stateFor(frame: RunFrame, step: number, tool?: OfferedTool): RuntimeThreadState {

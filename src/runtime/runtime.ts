@@ -24,6 +24,7 @@ import { VariableScope, declaredFromEnvironment, toolDeclarations, type Declared
 export const DEFAULT_MAX_STEPS = 25;
 export const DEFAULT_MAX_DEPTH = 8;
 export const DEFAULT_HEARTBEAT_MS = 10_000;
+export const DEFAULT_TOOL_SEARCH_THRESHOLD = 40;
 
 export interface Runtime {
   readonly registry: Registry;
@@ -46,6 +47,7 @@ export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: num
     maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
     maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
     heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    toolSearchThreshold: options.toolSearchThreshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
     retryBaseDelayMs: options.retryBaseDelayMs,
     log,
     toolsetFor(prompt) {

@@ -15,6 +15,10 @@ interface OfferedBase {
   /** `env` of a `{ name, env }` tool config. */
   env: Record<string, string>;
   options: Record<string, unknown>;
+  /** Shown by name only until a tool search loads it. */
+  defer: boolean;
+  /** Never deferred, whatever the number of tools. */
+  alwaysLoad: boolean;
 }
 
 export interface OfferedFunctionTool extends OfferedBase {
@@ -47,6 +51,8 @@ export function buildToolset(registry: Registry, prompt: PromptDefinition, extra
         parameters: tool.definition.args ? toJsonSchema(tool.definition.args) : { type: 'object', properties: {}, additionalProperties: false },
         env,
         options,
+        defer: tool.definition.defer === true,
+        alwaysLoad: tool.definition.alwaysLoad === true,
         tool,
       });
       continue;
@@ -63,6 +69,8 @@ export function buildToolset(registry: Registry, prompt: PromptDefinition, extra
       parameters: schema ? toJsonSchema(schema) : messageInputSchema(),
       env,
       options,
+      defer: (agent?.definition.defer ?? target.definition.defer) === true,
+      alwaysLoad: (agent?.definition.alwaysLoad ?? target.definition.alwaysLoad) === true,
       prompt: target,
       config,
     });

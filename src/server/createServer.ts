@@ -3,16 +3,29 @@
  * (here, not per request); each connection or request gets a light low-level
  * `Server` that answers from it.
  */
-import { Server, type McpServerFactory } from '@modelcontextprotocol/server';
+import { Server, type CallToolResult, type McpServerFactory, type ServerContext } from '@modelcontextprotocol/server';
 import type { Registry } from '../registry/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { callExposedTool } from './callTool.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
+import {
+  CALL_TOOL,
+  DEFAULT_TOOL_SEARCH_THRESHOLD,
+  TOOL_SEARCH,
+  planSurface,
+  type Surface,
+  type ToolSearchSettings,
+} from './toolSearchSurface.js';
 import { VERSION } from './version.js';
 
 export interface AgentportServer {
   factory: McpServerFactory;
   tools: readonly ExposedTool[];
+  surface: Surface;
+}
+
+export interface ServerOptions {
+  toolSearch?: Partial<ToolSearchSettings>;
 }
 
 /**
@@ -20,34 +33,61 @@ export interface AgentportServer {
  * @param runtime the runtime, or a function that creates it on the first call:
  *   listing tools then never pays for loading the runtime and the store.
  */
-export function createAgentportServer(registry: Registry, runtime: Runtime | (() => Promise<Runtime>)): AgentportServer {
+export function createAgentportServer(
+  registry: Registry,
+  runtime: Runtime | (() => Promise<Runtime>),
+  options: ServerOptions = {},
+): AgentportServer {
   const tools = buildToolCatalog(registry);
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const surface = planSurface(tools, {
+    mode: options.toolSearch?.mode ?? 'auto',
+    threshold: options.toolSearch?.threshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
+  });
   let loaded: Promise<Runtime> | undefined;
   const getRuntime = () => (loaded ??= typeof runtime === 'function' ? runtime() : Promise.resolve(runtime));
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const listed = tools.map(({ kind: _kind, ...tool }) => tool);
-  const instructions = serverInstructions(tools);
+
+  const call = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext): Promise<CallToolResult> => {
+    if (surface.searchOn && name === TOOL_SEARCH) return searchResult(surface, args);
+    if (surface.searchOn && name === CALL_TOOL) {
+      const target = typeof args?.name === 'string' ? args.name : '';
+      if (!byName.has(target)) {
+        return {
+          content: [{ type: 'text', text: `${CALL_TOOL}: no tool is named "${target}". Find tools with ${TOOL_SEARCH} first.` }],
+          isError: true,
+        };
+      }
+      const inner = args?.arguments;
+      if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) {
+        return { content: [{ type: 'text', text: `${CALL_TOOL}: arguments must be an object` }], isError: true };
+      }
+      return callExposedTool(getRuntime, byName, target, inner as Record<string, unknown> | undefined, ctx);
+    }
+    return callExposedTool(getRuntime, byName, name, args, ctx);
+  };
 
   const factory: McpServerFactory = () => {
     const server = new Server(
       { name: 'agentport', title: 'agentport', version: VERSION },
-      { capabilities: { tools: { listChanged: false } }, instructions },
+      { capabilities: { tools: { listChanged: false } }, instructions: surface.instructions },
     );
-    server.setRequestHandler('tools/list', () => ({ tools: listed }));
-    server.setRequestHandler('tools/call', (request, ctx) =>
-      callExposedTool(getRuntime, byName, request.params.name, request.params.arguments, ctx),
-    );
+    server.setRequestHandler('tools/list', () => ({ tools: surface.listed }));
+    server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx));
     return server;
   };
-  return { factory, tools };
+  return { factory, tools, surface };
 }
 
-function serverInstructions(tools: readonly ExposedTool[]): string {
-  if (tools.length === 0) return 'agentport serves agents as tools; this agents folder exposes none yet.';
-  const names = tools.map((tool) => tool.name).join(', ');
-  return (
-    `agentport serves ${tools.length} agent tool${tools.length === 1 ? '' : 's'} (${names}). ` +
-    'Each call runs an agent on its model and returns its answer. ' +
-    'Pass the thread_id from a result back to continue that conversation.'
-  );
+async function searchResult(surface: Surface, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  const query = args?.query;
+  if (typeof query !== 'string') {
+    return { content: [{ type: 'text', text: `${TOOL_SEARCH}: query must be a string` }], isError: true };
+  }
+  const maxResults = args?.max_results;
+  if (maxResults !== undefined && (typeof maxResults !== 'number' || !Number.isInteger(maxResults) || maxResults < 1)) {
+    return { content: [{ type: 'text', text: `${TOOL_SEARCH}: max_results must be a positive integer` }], isError: true };
+  }
+  const { searchTools } = await import('../search/engine.js');
+  const { outcome, text } = searchTools(await surface.index(), query, maxResults ? { maxResults: Math.min(maxResults, 50) } : {});
+  return { content: [{ type: 'text', text }], structuredContent: { tools: outcome.tools.map((tool) => tool.name), unknown: [...outcome.unknown] } };
 }

@@ -20,6 +20,8 @@ export interface ExposedTool {
   };
   /** Where the tool comes from. */
   kind: 'prompt' | 'agent';
+  /** Listed even when deferred tool search is on. */
+  alwaysLoad: boolean;
 }
 
 export function buildToolCatalog(registry: Registry): ExposedTool[] {
@@ -27,14 +29,14 @@ export function buildToolCatalog(registry: Registry): ExposedTool[] {
   for (const prompt of registry.prompts.values()) {
     const def = prompt.definition;
     if (!def.exposeAsTool) continue;
-    tools.push(exposed(prompt.name, def.title, def.toolDescription, def.requiredSchema ? toJsonSchema(def.requiredSchema) : messageInputSchema(), 'prompt'));
+    tools.push(exposed(prompt.name, def.title, def.toolDescription, def.requiredSchema ? toJsonSchema(def.requiredSchema) : messageInputSchema(), 'prompt', def.alwaysLoad === true));
   }
   for (const agent of registry.agents.values()) {
     const def = agent.definition;
     if (!def.exposeAsTool) continue;
     const side = registry.prompts.get(def.sideA.prompt)?.definition;
     const schema = side?.requiredSchema ? toJsonSchema(side.requiredSchema) : messageInputSchema();
-    tools.push(exposed(agent.name, def.title, def.toolDescription ?? side?.toolDescription ?? '', schema, 'agent'));
+    tools.push(exposed(agent.name, def.title, def.toolDescription ?? side?.toolDescription ?? '', schema, 'agent', def.alwaysLoad === true));
   }
   // Deterministic order whatever the file system returned.
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -45,7 +47,14 @@ const THREAD_ID_PROPERTY = {
   description: 'Continue an earlier conversation: the thread_id returned by a previous call of this tool.',
 };
 
-function exposed(name: string, title: string | undefined, description: string, schema: JsonSchema, kind: ExposedTool['kind']): ExposedTool {
+function exposed(
+  name: string,
+  title: string | undefined,
+  description: string,
+  schema: JsonSchema,
+  kind: ExposedTool['kind'],
+  alwaysLoad: boolean,
+): ExposedTool {
   const properties = { ...(schema.properties as Record<string, unknown> | undefined), thread_id: THREAD_ID_PROPERTY };
   const displayTitle = title ?? humanize(name);
   return {
@@ -56,7 +65,13 @@ function exposed(name: string, title: string | undefined, description: string, s
     // An agent run calls a model and possibly tools: not read-only, open-world.
     annotations: { title: displayTitle, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     kind,
+    alwaysLoad,
   };
+}
+
+/** The `tools/list` entry of an exposed tool (without agentport's own fields). */
+export function listedTool({ kind: _kind, alwaysLoad: _alwaysLoad, ...tool }: ExposedTool): Omit<ExposedTool, 'kind' | 'alwaysLoad'> {
+  return tool;
 }
 
 function humanize(name: string): string {

@@ -6,7 +6,7 @@
 import { loadRegistryOrThrow } from '../../src/registry/load.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import type { RuntimeOptions } from '../../src/runtime/types.js';
-import { createAgentportServer } from '../../src/server/createServer.js';
+import { createAgentportServer, type ServerOptions } from '../../src/server/createServer.js';
 import { startHttp } from '../../src/server/http.js';
 import { MemoryStore } from '../../src/store/memoryStore.js';
 import type { Client } from '@modelcontextprotocol/client';
@@ -24,6 +24,7 @@ export async function startInProcess(options: {
   agentsDir: string;
   env: Record<string, string>;
   runtime?: Partial<Omit<RuntimeOptions, 'registry'>> & { retryBaseDelayMs?: number };
+  server?: ServerOptions;
 }): Promise<InProcessAgentport> {
   const registry = await loadRegistryOrThrow({ agentsDir: options.agentsDir });
   const logs: string[] = [];
@@ -35,7 +36,7 @@ export async function startInProcess(options: {
     log: (line) => logs.push(line),
     ...options.runtime,
   });
-  const server = createAgentportServer(registry, runtime);
+  const server = createAgentportServer(registry, runtime, options.server);
   const http = await startHttp(server, { port: 0 });
   const clients: Client[] = [];
   return {

@@ -18,8 +18,8 @@ export function registerListCommand(program: Command): void {
         fail(`${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
         return;
       }
-      const { buildToolCatalog } = await import('../../server/toolCatalog.js');
-      const tools = buildToolCatalog(loaded.registry).map(({ kind: _kind, ...tool }) => tool);
+      const { buildToolCatalog, listedTool } = await import('../../server/toolCatalog.js');
+      const tools = buildToolCatalog(loaded.registry).map(listedTool);
       if (options.json) {
         process.stdout.write(`${JSON.stringify({ tools }, null, 2)}\n`);
         return;

@@ -7,6 +7,8 @@ interface ServeOptions extends DirOptions {
   port?: string;
   allowedHost?: string[];
   maxSteps?: string;
+  toolSearch?: string;
+  toolSearchThreshold?: string;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -20,6 +22,8 @@ export function registerServeCommand(program: Command): void {
     .option('--port <port>', 'HTTP port', '3333')
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
     .option('--max-steps <n>', 'model calls allowed in one run', '25')
+    .option('--tool-search <mode>', 'deferred tool search at the MCP surface: auto (over the threshold), on or off', 'auto')
+    .option('--tool-search-threshold <n>', 'exposed tools above which auto turns tool search on', '40')
     .action(async (options: ServeOptions) => {
       const loaded = await loadForCommand(options);
       printIssues(loaded.issues);
@@ -32,16 +36,37 @@ export function registerServeCommand(program: Command): void {
         fail(`--max-steps must be a positive integer, got "${options.maxSteps}"`);
         return;
       }
+      const mode = options.toolSearch ?? 'auto';
+      const threshold = Number(options.toolSearchThreshold);
+      if (mode !== 'auto' && mode !== 'on' && mode !== 'off') {
+        fail(`--tool-search must be auto, on or off, got "${mode}"`);
+        return;
+      }
+      if (!Number.isInteger(threshold) || threshold < 0) {
+        fail(`--tool-search-threshold must be a non-negative integer, got "${options.toolSearchThreshold}"`);
+        return;
+      }
       const [{ createAgentportServer }, { log }] = await Promise.all([
         import('../../server/createServer.js'),
         import('../../server/log.js'),
       ]);
       const dataDir = dataDirOf(options);
       // The runtime and the store load on the first tools/call.
-      const server = createAgentportServer(loaded.registry, async () => {
-        const [{ createRuntime }, { FileStore }] = await Promise.all([import('../../runtime/runtime.js'), import('../../store/fileStore.js')]);
-        return createRuntime({ registry: loaded.registry, store: new FileStore({ dir: dataDir }), maxSteps });
-      });
+      let server;
+      try {
+        server = createAgentportServer(
+          loaded.registry,
+          async () => {
+            const [{ createRuntime }, { FileStore }] = await Promise.all([import('../../runtime/runtime.js'), import('../../store/fileStore.js')]);
+            return createRuntime({ registry: loaded.registry, store: new FileStore({ dir: dataDir }), maxSteps, toolSearchThreshold: threshold });
+          },
+          { toolSearch: { mode, threshold } },
+        );
+      } catch (error) {
+        fail(error instanceof Error ? error.message : String(error));
+        return;
+      }
+      if (server.surface.searchOn) log.info(`tool search on: ${server.surface.deferred.length} of ${server.tools.length} tool(s) deferred`);
       if (!options.http) {
         const { startStdio } = await import('../../server/stdio.js');
         startStdio(server);

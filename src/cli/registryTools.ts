@@ -1,0 +1,20 @@
+import { loadForCommand, printIssues } from './context.js';
+
+/** Exposed tools and function tools of an agents folder, in MCP tools/list shape. */
+export async function searchableRegistryTools(dir: string): Promise<Array<{ name: string; description?: string; inputSchema?: Record<string, unknown> }>> {
+  const loaded = await loadForCommand({ dir });
+  printIssues(loaded.issues);
+  if (loaded.errors.length) throw new Error(`${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
+  const [{ buildToolCatalog, listedTool }, { toJsonSchema, messageInputSchema }] = await Promise.all([
+    import('../server/toolCatalog.js'),
+    import('../definitions/jsonSchema.js'),
+  ]);
+  const tools = new Map<string, { name: string; description?: string; inputSchema?: Record<string, unknown> }>();
+  for (const tool of buildToolCatalog(loaded.registry)) tools.set(tool.name, listedTool(tool));
+  for (const tool of loaded.registry.tools.values()) {
+    if (tools.has(tool.name)) continue;
+    const schema = tool.definition.args ? toJsonSchema(tool.definition.args) : { ...messageInputSchema(), properties: {}, required: [] };
+    tools.set(tool.name, { name: tool.name, description: tool.definition.description, inputSchema: schema });
+  }
+  return [...tools.values()];
+}

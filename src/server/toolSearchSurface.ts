@@ -1,0 +1,129 @@
+/**
+ * Deferred tool search at the MCP surface. With many exposed tools (over the
+ * threshold, or with search forced on), `tools/list` holds the always-load
+ * tools plus `tool_search` and `call_tool`; every other tool is announced by
+ * name and loaded by searching. The list never changes because of a search,
+ * and every exposed tool stays callable directly by name.
+ */
+import type { ToolSearchIndex } from '../search/toolIndex.js';
+import { JSON_SCHEMA_2020_12 } from '../definitions/jsonSchema.js';
+import { listedTool, type ExposedTool } from './toolCatalog.js';
+
+export type ToolSearchMode = 'auto' | 'on' | 'off';
+export const DEFAULT_TOOL_SEARCH_THRESHOLD = 40;
+export const TOOL_SEARCH = 'tool_search';
+export const CALL_TOOL = 'call_tool';
+/** Names listed in descriptions and instructions; beyond this, a count. */
+const ANNOUNCED_NAMES = 300;
+
+export interface ToolSearchSettings {
+  mode: ToolSearchMode;
+  threshold: number;
+}
+
+type ToolDefinitionShape = ReturnType<typeof listedTool>;
+
+export interface Surface {
+  searchOn: boolean;
+  /** What `tools/list` returns. */
+  listed: ToolDefinitionShape[];
+  /** Exposed tools that are not listed. */
+  deferred: ExposedTool[];
+  instructions: string;
+  /** The search index over every exposed tool, built on the first search. */
+  index(): Promise<ToolSearchIndex>;
+}
+
+export function planSurface(tools: readonly ExposedTool[], settings: ToolSearchSettings): Surface {
+  const searchOn = settings.mode === 'on' || (settings.mode === 'auto' && tools.length > settings.threshold);
+  if (!searchOn) {
+    return { searchOn, listed: tools.map(listedTool), deferred: [], instructions: plainInstructions(tools), index: () => buildIndex(tools) };
+  }
+  for (const reserved of [TOOL_SEARCH, CALL_TOOL]) {
+    if (tools.some((tool) => tool.name === reserved)) {
+      throw new Error(`"${reserved}" is the name of an exposed tool, but tool search needs it: rename the prompt or run with --tool-search off`);
+    }
+  }
+  const deferred = tools.filter((tool) => !tool.alwaysLoad);
+  const loaded = tools.filter((tool) => tool.alwaysLoad);
+  let index: Promise<ToolSearchIndex> | undefined;
+  return {
+    searchOn,
+    listed: [...loaded.map(listedTool), toolSearchDefinition(deferred), callToolDefinition()],
+    deferred,
+    instructions: searchInstructions(tools.length, deferred),
+    index: () => (index ??= buildIndex(tools)),
+  };
+}
+
+async function buildIndex(tools: readonly ExposedTool[]): Promise<ToolSearchIndex> {
+  // Loaded on the first search: listing tools never pays for the index.
+  const { ToolSearchIndex } = await import('../search/toolIndex.js');
+  return new ToolSearchIndex(tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })));
+}
+
+function announce(deferred: readonly ExposedTool[]): string {
+  const names = deferred.slice(0, ANNOUNCED_NAMES).map((tool) => tool.name);
+  const more = deferred.length - names.length;
+  return names.join(', ') + (more > 0 ? `, and ${more} more (search by keyword to find them)` : '');
+}
+
+function toolSearchDefinition(deferred: readonly ExposedTool[]): ToolDefinitionShape {
+  return {
+    name: TOOL_SEARCH,
+    title: 'Search tools',
+    description:
+      'Find tools by name or keyword and get their full definitions (a <functions> block), so they can be called ' +
+      `with ${CALL_TOOL} or directly by name. Query forms: "select:name1,name2" fetches those exact tools; ` +
+      'plain keywords return the best matches (up to max_results); "+word" requires the word in the tool name ' +
+      `and ranks by the other words. Deferred tools: ${announce(deferred)}.`,
+    inputSchema: {
+      $schema: JSON_SCHEMA_2020_12,
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'select:name1,name2 | keywords | +required keywords' },
+        max_results: { type: 'integer', minimum: 1, maximum: 50, default: 5, description: 'How many tools a keyword query returns' },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    annotations: { title: 'Search tools', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  };
+}
+
+function callToolDefinition(): ToolDefinitionShape {
+  return {
+    name: CALL_TOOL,
+    title: 'Call a tool',
+    description: `Call any tool by name with its arguments (as described by ${TOOL_SEARCH}). The result is that tool's result.`,
+    inputSchema: {
+      $schema: JSON_SCHEMA_2020_12,
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: 'The tool name' },
+        arguments: { type: 'object', description: "The tool's arguments", additionalProperties: true },
+      },
+      required: ['name'],
+      additionalProperties: false,
+    },
+    annotations: { title: 'Call a tool', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  };
+}
+
+function plainInstructions(tools: readonly ExposedTool[]): string {
+  if (tools.length === 0) return 'agentport serves agents as tools; this agents folder exposes none yet.';
+  return (
+    `agentport serves ${tools.length} agent tool${tools.length === 1 ? '' : 's'} (${tools.map((t) => t.name).join(', ')}). ` +
+    'Each call runs an agent on its model and returns its answer. ' +
+    'Pass the thread_id from a result back to continue that conversation.'
+  );
+}
+
+function searchInstructions(total: number, deferred: readonly ExposedTool[]): string {
+  return (
+    `agentport serves ${total} agent tools. Most are deferred: find them with ${TOOL_SEARCH} ` +
+    `("select:name", keywords, or "+word" for a word in the name), then run them with ${CALL_TOOL} or by name. ` +
+    'Pass the thread_id from a result back to continue that conversation. ' +
+    `Deferred tools: ${announce(deferred)}.`
+  );
+}
