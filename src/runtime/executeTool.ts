@@ -1,20 +1,20 @@
 /**
  * Runs one function tool call: parse and validate the arguments (a failure is
  * an error result and `execute` is not called), run it, normalise what it
- * returned (a throw or a malformed result becomes an error result), store new
- * attachments under /attachments/, and apply the tool-result hooks.
+ * returned (a throw or a malformed result becomes an error result), and store
+ * new attachments under /attachments/.
  */
 import { fieldPath } from '../definitions/issues.js';
 import type { AttachmentRef, ToolAttachment, ToolResult } from '../definitions/types.js';
 import { isZodObject } from '../definitions/zodShape.js';
 import type { Store } from '../store/types.js';
-import type { HookRunner } from './hooks.js';
-import type { Redactor } from './secrets.js';
 import type { RuntimeThreadState } from './threadState.js';
 import type { OfferedFunctionTool } from './toolset.js';
 
 export interface ExecutedTool {
   result: ToolResult;
+  /** The validated arguments (empty when they were invalid). */
+  args: Record<string, unknown>;
   /** Attachments stored or referenced, to link to the tool result message. */
   attachments: AttachmentRef[];
 }
@@ -36,10 +36,8 @@ export async function executeFunctionTool(options: {
   argumentText: string;
   state: RuntimeThreadState;
   store: Store;
-  hooks: HookRunner;
-  redactor: Redactor;
 }): Promise<ExecutedTool> {
-  const { tool, state, store, hooks, redactor } = options;
+  const { tool, state, store } = options;
   const definition = tool.tool.definition;
   const parsed = parseArguments(options.argumentText);
   let args: Record<string, unknown> = {};
@@ -69,10 +67,7 @@ export async function executeFunctionTool(options: {
       result = { ...result, status: 'error', error: [result.error, ...stored.errors].filter(Boolean).join('; ') };
     }
   }
-  result = redactor.deep(result);
-  result = await hooks.transform('before_store_tool_result', state, { tool: tool.name, args, result }).then((data) => data.result);
-  await hooks.notify(result.status === 'success' ? 'after_tool_call_success' : 'after_tool_call_failure', state, { tool: tool.name, args, result });
-  return { result, attachments };
+  return { result, args, attachments };
 }
 
 async function run(execute: () => unknown): Promise<ToolResult> {

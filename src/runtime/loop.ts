@@ -10,7 +10,7 @@ import { callModel } from '../models/callModel.js';
 import { modelRequestBase } from '../models/resolveModel.js';
 import type { NewMessage, StoredMessage, StoredToolCall } from '../store/types.js';
 import { DEFAULT_RECENT_IMAGE_THRESHOLD, resolveImages, selectHistory } from './context.js';
-import { executeFunctionTool } from './executeTool.js';
+import { executeFunctionTool, parseArguments } from './executeTool.js';
 import type { RunFrame } from './frame.js';
 import { withHeartbeat } from './heartbeat.js';
 import { reasoningRequestFields } from './reasoning.js';
@@ -154,6 +154,7 @@ async function runToolCall(
   frame.progress(`${frame.prompt.name}: running ${call.name}`);
   const state = stateFor(frame, step, tool?.kind === 'function' ? tool : undefined);
   let result: ToolResult;
+  let args: Record<string, unknown> = {};
   let attachments: StoredMessage['attachments'] = [];
   if (!tool && deferred.active && call.name === RUNTIME_TOOL_SEARCH) {
     const searched = await deferred.search(call.arguments);
@@ -162,17 +163,16 @@ async function runToolCall(
   } else if (!tool) {
     result = { status: 'error', error: `There is no tool named "${call.name}". Available tools: ${toolset.map((t) => t.name).join(', ') || 'none'}.` };
   } else if (tool.kind === 'function') {
-    ({ result, attachments } = await executeFunctionTool({
-      tool,
-      argumentText: call.arguments,
-      state,
-      store: frame.services.store,
-      hooks: frame.hooks,
-      redactor: frame.redactor,
-    }));
+    ({ result, args, attachments } = await executeFunctionTool({ tool, argumentText: call.arguments, state, store: frame.services.store }));
   } else {
+    const parsed = parseArguments(call.arguments);
+    if (parsed.ok) args = parsed.value;
     result = await runSubprompt(frame, tool, call.arguments, runLoop);
   }
+  // Every tool result, whatever produced it, is redacted and passes the tool-result hooks.
+  result = frame.redactor.deep(result);
+  result = (await frame.hooks.transform('before_store_tool_result', state, { tool: call.name, args, result })).result;
+  await frame.hooks.notify(result.status === 'success' ? 'after_tool_call_success' : 'after_tool_call_failure', state, { tool: call.name, args, result });
   const content = result.status === 'success' ? result.result ?? '' : `Error: ${result.error ?? 'the tool failed'}`;
   await storeMessage(frame, state, {
     role: 'tool',
