@@ -13,6 +13,9 @@ export interface DirOptions {
 }
 
 export const DEFAULT_AGENTS_DIR = 'agents';
+/** The --dir option every command shares; no commander default, so AGENTPORT_DIR can apply. */
+export const DIR_OPTION = '-d, --dir <path>';
+export const DIR_HELP = `agents folder (default: $AGENTPORT_DIR, else ./${DEFAULT_AGENTS_DIR})`;
 
 export function agentsDirOf(options: DirOptions): string {
   return path.resolve(options.dir ?? process.env.AGENTPORT_DIR ?? DEFAULT_AGENTS_DIR);

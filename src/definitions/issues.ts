@@ -29,3 +29,8 @@ export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
   }
   return out;
 }
+
+/** "field: message; other.field: message" for the issues of a failed zod parse. */
+export function describeZodIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): string {
+  return issues.map((issue) => `${fieldPath(issue.path) || '(arguments)'}: ${issue.message}`).join('; ');
+}

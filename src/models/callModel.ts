@@ -35,10 +35,9 @@ export async function callModel(
   for (const [index, name] of chain.entries()) {
     let resolved;
     try {
-      resolved = resolver.resolve(name);
+      resolved = index === 0 ? primary : resolver.resolve(name);
     } catch (error) {
-      // A fallback without a key is skipped; the primary's missing key is the caller's error.
-      if (index === 0) throw error;
+      // A fallback that cannot be used (no key) is skipped and reported.
       failures.push(`${name}: ${errorMessage(error)}`);
       continue;
     }
@@ -93,11 +92,22 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new AgentportError('CANCELLED', 'the call was cancelled');
 }
 
-/** 429, 408, 409, 5xx, and failures with no HTTP status (timeouts, refused or dropped connections). */
+const NETWORK_ERRORS = new Set(['APIConnectionError', 'APIConnectionTimeoutError', 'AbortError', 'TimeoutError', 'FetchError']);
+const NETWORK_CODES = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTFOUND|UND_ERR_\w+)$/;
+
+/**
+ * 429, 408, 409 and 5xx responses, and network failures (timeouts, refused or
+ * dropped connections). A provider may also mark an error `retryable: true`.
+ * Anything else (a bug in a custom provider, a malformed answer) fails at once.
+ */
 export function isRetryable(error: unknown): boolean {
-  const status = (error as { status?: unknown } | null)?.status;
-  if (typeof status !== 'number') return !(error instanceof AgentportError);
-  return status === 408 || status === 409 || status === 429 || status >= 500;
+  if (typeof error !== 'object' || error === null || error instanceof AgentportError) return false;
+  const { status, name, code, retryable, cause } = error as { status?: unknown; name?: unknown; code?: unknown; retryable?: unknown; cause?: unknown };
+  if (retryable === true) return true;
+  if (typeof status === 'number') return status === 408 || status === 409 || status === 429 || status >= 500;
+  if (typeof name === 'string' && NETWORK_ERRORS.has(name)) return true;
+  if (typeof code === 'string' && NETWORK_CODES.test(code)) return true;
+  return cause !== undefined && cause !== error && isRetryable(cause);
 }
 
 function retryAfterMs(error: unknown): number | undefined {

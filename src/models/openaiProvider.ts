@@ -4,12 +4,13 @@
  * vLLM and llama.cpp's server alike.
  */
 import type { ModelProvider, ModelRequest, ModelResponse, ModelToolCall } from '../definitions/types.js';
+import { logToStderr } from '../log.js';
 
 export interface OpenAIProviderOptions {
   apiKey: string;
   baseURL?: string;
   timeoutMs?: number;
-  /** Retries on 429, 5xx and timeouts, with backoff (done by the openai client). */
+  /** Retries inside the openai client; 0 by default, since callModel retries for every provider. */
   maxRetries?: number;
 }
 
@@ -26,6 +27,9 @@ export class OpenAICompatibleProvider implements ModelProvider {
     // stricter than what OpenAI-compatible servers accept, hence the cast.
     const body = { ...request, stream: false } as unknown as Parameters<OpenAIClient['chat']['completions']['create']>[0];
     const completion = (await client.chat.completions.create(body, signal ? { signal } : {})) as import('openai').OpenAI.ChatCompletion;
+    if (!Array.isArray(completion?.choices) || completion.choices.length === 0) {
+      throw new Error('the server answered without any choices (is baseURL an OpenAI-compatible API?)');
+    }
     const choice = completion.choices[0];
     const message = choice?.message;
     const toolCalls: ModelToolCall[] = [];
@@ -56,7 +60,9 @@ export class OpenAICompatibleProvider implements ModelProvider {
           apiKey: this.options.apiKey,
           ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
           ...(this.options.timeoutMs ? { timeout: this.options.timeoutMs } : {}),
-          maxRetries: this.options.maxRetries ?? 2,
+          maxRetries: this.options.maxRetries ?? 0,
+          // The client's default logger is console, which writes to stdout.
+          logger: { error: logToStderr, warn: logToStderr, info: logToStderr, debug: logToStderr },
         }),
     );
     return this.client;

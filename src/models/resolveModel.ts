@@ -54,8 +54,6 @@ export class ModelResolver {
       apiKey,
       ...(baseURL ? { baseURL } : {}),
       ...(definition.timeoutMs ? { timeoutMs: definition.timeoutMs } : {}),
-      // Retries are done once, by callModel, for every provider alike.
-      maxRetries: 0,
     });
   }
 }

@@ -8,6 +8,9 @@ import { resolveIncludes } from './includes.js';
 import type { Entry, LoadedPrompt, Registry } from './types.js';
 import type { PromptDefinition } from '../definitions/types.js';
 
+/** The argument every exposed tool takes to continue a conversation. */
+export const RESERVED_ARGUMENT = 'thread_id';
+
 /** MCP tool names: 1-128 characters of letters, digits, `_`, `-` and `.`. */
 export const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const SNAKE_CASE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
@@ -57,6 +60,9 @@ export function checkReferences(draft: Draft, issues: LoadIssue[]): Map<string, 
     });
     if (def.exposeAsTool && !MCP_TOOL_NAME.test(prompt.name)) {
       error(prompt, 'name', 'an exposed tool name must be 1-128 characters of letters, digits, "_", "-" and "."');
+    }
+    if (def.exposeAsTool && def.requiredSchema && RESERVED_ARGUMENT in def.requiredSchema.shape) {
+      error(prompt, `requiredSchema.${RESERVED_ARGUMENT}`, `"${RESERVED_ARGUMENT}" is the argument every exposed tool uses to continue a thread; rename the field`);
     }
     const includes = resolveIncludes(prompt.name, (name) => draft.prompts.get(name)?.definition.prompt);
     if (includes.ok) {

@@ -21,7 +21,7 @@ export function selectHistory(
 }
 
 /** An earlier message as chat only: tool results dropped, tool calls stripped. */
-function withoutTools(message: StoredMessage): StoredMessage[] {
+export function withoutTools(message: StoredMessage): StoredMessage[] {
   if (message.role === 'tool') return [];
   if (message.role === 'assistant' && message.toolCalls?.length) {
     if (message.content === null || message.content === '') return [];

@@ -6,16 +6,17 @@
  * stays loaded for the thread (kept in the thread's meta).
  */
 import type { ToolSearchIndex } from '../search/toolIndex.js';
+import { TOOL_SEARCH_NAME, readToolSearchArgs, toolSearchDescription, toolSearchInputSchema } from '../search/toolSearchTool.js';
+import type { SearchableTool } from '../search/types.js';
 import type { OfferedTool } from './toolset.js';
 
-export const RUNTIME_TOOL_SEARCH = 'tool_search';
-const ANNOUNCED_NAMES = 200;
+
+const indexes = new WeakMap<readonly OfferedTool[], Promise<ToolSearchIndex>>();
 
 export class DeferredTools {
   /** Names shown by name only until loaded. */
   private readonly deferred: Set<string>;
   readonly loaded: Set<string>;
-  private index: Promise<ToolSearchIndex> | undefined;
 
   constructor(
     private readonly toolset: readonly OfferedTool[],
@@ -24,7 +25,7 @@ export class DeferredTools {
   ) {
     const overThreshold = toolset.length > threshold;
     this.deferred = new Set(
-      toolset.filter((tool) => !tool.alwaysLoad && (overThreshold || tool.defer) && tool.name !== RUNTIME_TOOL_SEARCH).map((tool) => tool.name),
+      toolset.filter((tool) => !tool.alwaysLoad && (overThreshold || tool.defer) && tool.name !== TOOL_SEARCH_NAME).map((tool) => tool.name),
     );
     this.loaded = new Set(previouslyLoaded.filter((name) => this.deferred.has(name)));
   }
@@ -42,54 +43,46 @@ export class DeferredTools {
   /** The Chat Completions definition of tool_search, naming the tools still deferred. */
   searchDefinition(): unknown {
     const waiting = [...this.deferred].filter((name) => !this.loaded.has(name));
-    const names = waiting.slice(0, ANNOUNCED_NAMES).join(', ') + (waiting.length > ANNOUNCED_NAMES ? `, and ${waiting.length - ANNOUNCED_NAMES} more` : '');
     return {
       type: 'function',
       function: {
-        name: RUNTIME_TOOL_SEARCH,
-        description:
-          'Load the full definitions of deferred tools so they can be called (they become available from your next step). ' +
-          'Query forms: "select:name1,name2" for exact names; keywords for the best matches; "+word" to require a word in the name. ' +
-          `Deferred tools: ${names || 'none left'}.`,
-        parameters: {
-          type: 'object',
-          properties: {
-            query: { type: 'string', description: 'select:name1,name2 | keywords | +required keywords' },
-            max_results: { type: 'integer', minimum: 1, maximum: 50, description: 'How many tools a keyword query returns (default 5)' },
-          },
-          required: ['query'],
-          additionalProperties: false,
-        },
+        name: TOOL_SEARCH_NAME,
+        description: toolSearchDescription(waiting, 'they can be called from your next step'),
+        parameters: toolSearchInputSchema(),
       },
     };
   }
 
   /** Runs a search over the deferred tools and loads what it finds. */
   async search(argumentText: string): Promise<{ ok: boolean; text: string; found: string[] }> {
-    let args: { query?: unknown; max_results?: unknown };
+    let raw: unknown;
     try {
-      args = JSON.parse(argumentText || '{}') as typeof args;
+      raw = JSON.parse(argumentText || '{}');
     } catch {
-      return { ok: false, text: `${RUNTIME_TOOL_SEARCH}: arguments are not valid JSON`, found: [] };
+      return { ok: false, text: `${TOOL_SEARCH_NAME}: arguments are not valid JSON`, found: [] };
     }
-    if (typeof args.query !== 'string') return { ok: false, text: `${RUNTIME_TOOL_SEARCH}: query must be a string`, found: [] };
-    const maxResults = typeof args.max_results === 'number' && args.max_results >= 1 ? Math.min(Math.floor(args.max_results), 50) : undefined;
-    const [{ searchTools }, index] = await Promise.all([import('../search/engine.js'), this.searchIndex()]);
-    const { outcome, text } = searchTools(index, args.query, maxResults ? { maxResults } : {});
+    const args = readToolSearchArgs(raw);
+    if (!args.ok) return { ok: false, text: args.error, found: [] };
+    const [{ searchTools }, index] = await Promise.all([import('../search/engine.js'), this.index()]);
+    const { outcome, text } = searchTools(index, args.query, args.maxResults ? { maxResults: args.maxResults } : {});
     const found = outcome.tools.map((tool) => tool.name);
     for (const name of found) this.loaded.add(name);
     return { ok: outcome.mode !== 'invalid', text, found };
   }
 
-  private searchIndex(): Promise<ToolSearchIndex> {
-    this.index ??= import('../search/toolIndex.js').then(
-      ({ ToolSearchIndex }) =>
-        new ToolSearchIndex(
-          this.toolset
-            .filter((tool) => this.deferred.has(tool.name))
-            .map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.parameters })),
-        ),
-    );
-    return this.index;
+  /**
+   * The index over the deferred tools, built on the first search and kept for
+   * as long as the toolset lives (a prompt's toolset lives with the runtime).
+   */
+  private index(): Promise<ToolSearchIndex> {
+    let index = indexes.get(this.toolset);
+    if (!index) {
+      const tools: SearchableTool[] = this.toolset
+        .filter((tool) => this.deferred.has(tool.name))
+        .map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.parameters }));
+      index = import('../search/toolIndex.js').then(({ ToolSearchIndex }) => new ToolSearchIndex(tools));
+      indexes.set(this.toolset, index);
+    }
+    return index;
   }
 }

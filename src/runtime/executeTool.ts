@@ -4,7 +4,8 @@
  * returned (a throw or a malformed result becomes an error result), and store
  * new attachments under /attachments/.
  */
-import { fieldPath } from '../definitions/issues.js';
+import { describeZodIssues } from '../definitions/issues.js';
+import { AgentportError, isAgentportError } from '../errors.js';
 import type { AttachmentRef, ToolAttachment, ToolResult } from '../definitions/types.js';
 import { isZodObject } from '../definitions/zodShape.js';
 import type { Store } from '../store/types.js';
@@ -50,14 +51,13 @@ export async function executeFunctionTool(options: {
     const validated = definition.args.safeParse(parsed.value);
     if (validated.success) {
       args = validated.data as Record<string, unknown>;
-      result = await run(() => (definition.execute as (s: unknown, a: unknown) => unknown)(state, args));
+      result = await run(() => (definition.execute as (s: unknown, a: unknown) => unknown)(state, args), state.execution.abortSignal);
     } else {
-      const problems = validated.error.issues.map((issue) => `${fieldPath(issue.path) || '(arguments)'}: ${issue.message}`);
-      result = { status: 'error', error: `Invalid arguments for ${tool.name}: ${problems.join('; ')}. Fix them and call the tool again.` };
+      result = { status: 'error', error: `Invalid arguments for ${tool.name}: ${describeZodIssues(validated.error.issues)}. Fix them and call the tool again.` };
     }
   } else {
     args = parsed.value;
-    result = await run(() => (definition.execute as (s: unknown) => unknown)(state));
+    result = await run(() => (definition.execute as (s: unknown) => unknown)(state), state.execution.abortSignal);
   }
 
   if (result.attachments?.length) {
@@ -70,15 +70,26 @@ export async function executeFunctionTool(options: {
   return { result, args, attachments };
 }
 
-async function run(execute: () => unknown): Promise<ToolResult> {
+/** Runs `execute`; a cancellation ends the wait even if the tool ignores its abort signal. */
+async function run(execute: () => unknown, signal: AbortSignal): Promise<ToolResult> {
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new AgentportError('CANCELLED', 'the call was cancelled'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
   try {
-    return normalizeResult(await execute());
+    return normalizeResult(await Promise.race([Promise.resolve().then(execute), aborted]));
   } catch (error) {
+    if (isAgentportError(error) && error.code === 'CANCELLED') throw error;
     return {
       status: 'error',
       error: error instanceof Error ? error.message : String(error),
       ...(error instanceof Error && error.stack ? { stack: error.stack } : {}),
     };
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+    aborted.catch(() => {});
   }
 }
 

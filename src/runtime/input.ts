@@ -4,12 +4,11 @@
  * Arguments are data: they only ever become the content of a user message.
  */
 import { z } from 'zod';
-import { fieldPath } from '../definitions/issues.js';
+import { describeZodIssues, fieldPath } from '../definitions/issues.js';
 import type { PromptDefinition } from '../definitions/types.js';
 import { AgentportError } from '../errors.js';
+import { RESERVED_ARGUMENT } from '../registry/references.js';
 
-/** Argument names agentport itself understands on every exposed tool. */
-export const RESERVED_ARGUMENTS = ['thread_id'] as const;
 
 const messageSchema = z.object({ message: z.string({ error: 'message must be a string' }) });
 
@@ -22,15 +21,11 @@ export interface PreparedInput {
 
 export function prepareInput(prompt: PromptDefinition, raw: Record<string, unknown>): PreparedInput {
   const args = { ...raw };
-  for (const reserved of RESERVED_ARGUMENTS) delete args[reserved];
+  delete args[RESERVED_ARGUMENT];
   const schema = prompt.requiredSchema ?? messageSchema;
   const parsed = schema.safeParse(args);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
-      const field = fieldPath(issue.path);
-      return field ? `${field}: ${issue.message}` : issue.message;
-    });
-    throw new AgentportError('INVALID_ARGUMENTS', `invalid arguments for "${prompt.name}": ${problems.join('; ')}`, {
+    throw new AgentportError('INVALID_ARGUMENTS', `invalid arguments for "${prompt.name}": ${describeZodIssues(parsed.error.issues)}`, {
       fields: parsed.error.issues.map((issue) => fieldPath(issue.path)),
     });
   }

@@ -16,7 +16,8 @@ import { withHeartbeat } from './heartbeat.js';
 import { reasoningRequestFields } from './reasoning.js';
 import { runSubprompt } from './subprompt.js';
 import { createThreadState, type RuntimeThreadState } from './threadState.js';
-import { DeferredTools, RUNTIME_TOOL_SEARCH } from './deferredTools.js';
+import { DeferredTools } from './deferredTools.js';
+import { TOOL_SEARCH_NAME } from '../search/toolSearchTool.js';
 import { toFunctionDefinitions, type OfferedTool } from './toolset.js';
 import type { ToolCallRecord } from './types.js';
 import { toWireMessages } from './wire.js';
@@ -99,9 +100,19 @@ export async function runLoop(frame: RunFrame): Promise<LoopOutcome> {
       return outcome;
     }
     calledTool = true;
-    for (const call of toolCalls) {
-      throwIfAborted(frame.signal);
-      outcome.toolCalls.push(await runToolCall(frame, toolset, deferred, call, outcome.steps));
+    for (const [index, call] of toolCalls.entries()) {
+      try {
+        throwIfAborted(frame.signal);
+        outcome.toolCalls.push(
+          await withHeartbeat(runToolCall(frame, toolset, deferred, call, outcome.steps), services.heartbeatMs, (seconds) =>
+            frame.progress(`${prompt.name}: still running ${call.name} (${seconds} s)`),
+          ),
+        );
+      } catch (error) {
+        // Every call of a stored assistant message needs a result, or the thread cannot be continued.
+        await closeUnansweredCalls(frame, toolCalls.slice(index), error);
+        throw error;
+      }
     }
   }
 }
@@ -156,7 +167,7 @@ async function runToolCall(
   let result: ToolResult;
   let args: Record<string, unknown> = {};
   let attachments: StoredMessage['attachments'] = [];
-  if (!tool && deferred.active && call.name === RUNTIME_TOOL_SEARCH) {
+  if (!tool && deferred.active && call.name === TOOL_SEARCH_NAME) {
     const searched = await deferred.search(call.arguments);
     result = searched.ok ? { status: 'success', result: searched.text } : { status: 'error', error: searched.text };
     if (searched.found.length) await rememberLoadedTools(frame, deferred);
@@ -167,7 +178,7 @@ async function runToolCall(
   } else {
     const parsed = parseArguments(call.arguments);
     if (parsed.ok) args = parsed.value;
-    result = await runSubprompt(frame, tool, call.arguments, runLoop);
+    result = await runSubprompt(frame, tool, call.arguments, { runLoop, storeMessage });
   }
   // Every tool result, whatever produced it, is redacted and passes the tool-result hooks.
   result = frame.redactor.deep(result);
@@ -190,6 +201,16 @@ async function runToolCall(
     status: result.status,
     ...(result.status === 'success' ? { result: result.result ?? '' } : { error: result.error ?? 'the tool failed' }),
   };
+}
+
+async function closeUnansweredCalls(frame: RunFrame, calls: readonly StoredToolCall[], error: unknown): Promise<void> {
+  const reason = isAgentportError(error) && error.code === 'CANCELLED' ? 'cancelled before this tool call finished' : `stopped: ${errorMessage(error)}`;
+  for (const call of calls) {
+    await frame.services.store
+      .appendMessage(frame.thread.id, frame.redactor.deep({ role: 'tool', content: `Error: ${reason}`, toolCallId: call.id, toolName: call.name, toolStatus: 'error' }))
+      .then((stored) => frame.messages.push(stored))
+      .catch(() => {});
+  }
 }
 
 const LOADED_TOOLS_META = 'loadedTools';

@@ -19,25 +19,23 @@ import { buildToolset, toolsetForTurn, type OfferedTool } from './toolset.js';
 import { openTurn } from './turn.js';
 import { recordStatus } from './threadStatus.js';
 import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
-import { VariableScope, declaredFromEnvironment, toolDeclarations, type Declared } from './variables.js';
+import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from './variables.js';
+import type { RunFrame } from './frame.js';
+import { logToStderr } from '../log.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS } from './limits.js';
+import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../search/toolSearchTool.js';
 
-export const DEFAULT_MAX_STEPS = 25;
-export const DEFAULT_MAX_DEPTH = 8;
-export const DEFAULT_HEARTBEAT_MS = 10_000;
-export const DEFAULT_TOOL_SEARCH_THRESHOLD = 40;
 
 export interface Runtime {
   readonly registry: Registry;
   readonly store: Store;
-  /** The prompt a target runs, or undefined when no prompt or agent has that name. */
-  promptFor(target: string): LoadedPrompt | undefined;
   runPrompt(request: RunRequest): Promise<RunResult>;
 }
 
 export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: number }): Runtime {
   const { registry, store } = options;
   const env = options.env ?? process.env;
-  const log = options.log ?? ((line: string) => process.stderr.write(`[agentport] ${line}\n`));
+  const log = options.log ?? logToStderr;
   const toolsets = new Map<string, OfferedTool[]>();
   const services: Services = {
     registry,
@@ -64,116 +62,116 @@ export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: num
     return { prompt, agent };
   };
 
+  // Turns of one thread run one after another: two calls continuing the same
+  // thread at once would interleave their messages.
+  const turns = new Map<string, Promise<unknown>>();
+  const oneAtATime = async <T>(threadId: string | undefined, run: () => Promise<T>): Promise<T> => {
+    if (!threadId) return run();
+    const previous = turns.get(threadId) ?? Promise.resolve();
+    const current = previous.catch(() => {}).then(run);
+    turns.set(threadId, current);
+    try {
+      return await current;
+    } finally {
+      if (turns.get(threadId) === current) turns.delete(threadId);
+    }
+  };
+
+  const runTurn = async (request: RunRequest): Promise<RunResult> => {
+    const { prompt, agent } = resolveTarget(request.target);
+    const input = prepareInput(prompt.definition, request.args);
+    const signal = request.signal ?? new AbortController().signal;
+    const progress = request.onProgress ?? (() => {});
+
+    const existing = await continuedThread(store, request.args.thread_id, request.target);
+    const opened = await openTurn(prompt, input.args, input.userMessage);
+    const toolset = toolsetForTurn(services, prompt, opened.extraTools);
+    const declared = declarationsFor(prompt, agent, toolset);
+    const stored = existing ? await store.getVariables(existing.id) : [];
+    const scope = new VariableScope(declared, {
+      defaults: prompt.definition.env,
+      toolDefaults: toolEnvDefaults(toolset),
+      layers: [
+        agent?.definition.env,
+        declaredFromEnvironment(declared, env),
+        Object.fromEntries(stored.map((v) => [v.name, v.value])),
+        request.variables,
+      ],
+    });
+    const missing = scope.missing();
+    if (missing.length) {
+      throw new AgentportError(
+        'MISSING_VARIABLES',
+        `cannot run "${request.target}": missing required variables: ${missing
+          .map((d) => `${d.name} (${d.declaredBy}${d.description ? `: ${d.description}` : ''})`)
+          .join(', ')}. Set them in the server's environment or pass them with the call.`,
+        { missing: missing.map((d) => d.name) },
+      );
+    }
+    const redactor = new Redactor();
+    for (const secret of scope.secretValues()) redactor.add(secret);
+    const hooks = new HookRunner(
+      HookRunner.select(registry.hooks, prompt.definition.hooks, agent?.definition.hooks),
+      (line) => log(redactor.text(line)),
+    );
+
+    const thread = existing ?? (await store.createThread({ prompt: request.target }));
+    const state = createThreadState({ store, threadId: thread.id, prompt: prompt.name, scope, execution: { stepCount: 0, currentSide: 'a', abortSignal: signal } });
+    if (!existing) await hooks.notify('after_thread_created', state, thread);
+    if (request.variables) await store.setVariables(thread.id, valuesToStore(request.variables, scope));
+
+    const frame: RunFrame = {
+      services,
+      thread,
+      prompt,
+      agent,
+      scope,
+      redactor,
+      hooks,
+      signal,
+      progress: (message: string) => progress(redactor.text(message)),
+      ancestry: [prompt.name],
+      turnStartSeq: 0,
+      messages: existing ? await store.listMessages(thread.id) : [],
+      parentChat: [],
+      preamble: opened.preamble,
+      toolset,
+    };
+    try {
+      for (const [index, message] of opened.turn.entries()) {
+        const storedMessage = await storeMessage(frame, state, message);
+        if (index === 0) frame.turnStartSeq = storedMessage.seq;
+      }
+      const outcome = await runLoop(frame);
+      await recordStatus(store, frame.thread, outcome.status === 'completed' ? 'idle' : 'failed');
+      return {
+        threadId: thread.id,
+        prompt: prompt.name,
+        text: outcome.text ?? '',
+        ...(outcome.reasoning ? { reasoning: outcome.reasoning } : {}),
+        toolCalls: outcome.toolCalls,
+        steps: outcome.steps,
+        ...(outcome.status === 'completed' ? {} : { error: outcome.errors.join('; ') }),
+      };
+    } catch (error) {
+      const cancelled = isAgentportError(error) && error.code === 'CANCELLED';
+      await store.updateThread(thread.id, {
+        status: cancelled ? 'cancelled' : 'failed',
+        // frame.thread, not thread: the run may have updated its meta (tools loaded by search).
+        meta: { ...frame.thread.meta, ...(cancelled ? { cancelledAt: new Date().toISOString() } : {}) },
+      });
+      throw redactor.error(error);
+    }
+  };
+
   return {
     registry,
     store,
-    promptFor: (target) => {
-      try {
-        return resolveTarget(target).prompt;
-      } catch {
-        return undefined;
-      }
-    },
-    async runPrompt(request) {
-      const { prompt, agent } = resolveTarget(request.target);
-      const input = prepareInput(prompt.definition, request.args);
-      const signal = request.signal ?? new AbortController().signal;
-      const progress = request.onProgress ?? (() => {});
-
-      const existing = await continuedThread(store, request.args.thread_id, request.target);
-      const opened = await openTurn(prompt, input.args, input.userMessage);
-      const toolset = toolsetForTurn(services, prompt, opened.extraTools);
-      const declared = declarations(services, prompt, agent);
-      const stored = existing ? await store.getVariables(existing.id) : [];
-      const scope = new VariableScope(declared, {
-        defaults: prompt.definition.env,
-        toolDefaults: new Map(services.toolsetFor(prompt).map((t) => [t.name, t.env] as const)),
-        layers: [
-          agent?.definition.env,
-          declaredFromEnvironment(declared, env),
-          Object.fromEntries(stored.map((v) => [v.name, v.value])),
-          request.variables,
-        ],
-      });
-      const missing = scope.missing();
-      if (missing.length) {
-        throw new AgentportError(
-          'MISSING_VARIABLES',
-          `cannot run "${request.target}": missing required variables: ${missing
-            .map((d) => `${d.name} (${d.declaredBy}${d.description ? `: ${d.description}` : ''})`)
-            .join(', ')}. Set them in the server's environment or pass them with the call.`,
-          { missing: missing.map((d) => d.name) },
-        );
-      }
-      const redactor = new Redactor();
-      for (const secret of scope.secretValues()) redactor.add(secret);
-      const hooks = new HookRunner(
-        HookRunner.select(registry.hooks, prompt.definition.hooks, agent?.definition.hooks),
-        (line) => log(redactor.text(line)),
-      );
-
-      const thread = existing ?? (await store.createThread({ prompt: request.target }));
-      const state = createThreadState({ store, threadId: thread.id, prompt: prompt.name, scope, execution: { stepCount: 0, currentSide: 'a', abortSignal: signal } });
-      if (!existing) await hooks.notify('after_thread_created', state, thread);
-      if (request.variables) await store.setVariables(thread.id, callVariables(request.variables, scope));
-
-      const frame = {
-        services,
-        thread,
-        prompt,
-        agent,
-        scope,
-        redactor,
-        hooks,
-        signal,
-        progress: (message: string) => progress(redactor.text(message)),
-        ancestry: [prompt.name],
-        turnStartSeq: 0,
-        messages: existing ? await store.listMessages(thread.id) : [],
-        parentChat: [],
-        preamble: opened.preamble,
-        toolset,
-      };
-      const turn = opened.turn.length ? opened.turn : [{ role: 'user' as const, content: input.userMessage }];
-      for (const [index, message] of turn.entries()) {
-        const stored = await storeMessage(frame, state, message);
-        if (index === 0) frame.turnStartSeq = stored.seq;
-      }
-
-      try {
-        const outcome = await runLoop(frame);
-        await recordStatus(store, thread, outcome.status === 'completed' ? 'idle' : 'failed');
-        return {
-          threadId: thread.id,
-          prompt: prompt.name,
-          text: outcome.text ?? '',
-          ...(outcome.reasoning ? { reasoning: outcome.reasoning } : {}),
-          toolCalls: outcome.toolCalls,
-          steps: outcome.steps,
-          ...(outcome.status === 'completed' ? {} : { error: outcome.errors.join('; ') }),
-        };
-      } catch (error) {
-        const cancelled = isAgentportError(error) && error.code === 'CANCELLED';
-        await store.updateThread(thread.id, {
-          status: cancelled ? 'cancelled' : 'failed',
-          meta: { ...thread.meta, ...(cancelled ? { cancelledAt: new Date().toISOString() } : {}) },
-        });
-        throw error;
-      }
+    runPrompt: (request) => {
+      const threadId = typeof request.args.thread_id === 'string' && request.args.thread_id ? request.args.thread_id : undefined;
+      return oneAtATime(threadId, () => runTurn(request));
     },
   };
-}
-
-/** Everything the run may need a value for: the prompt's, the agent's and its tools' declarations. */
-function declarations(services: Services, prompt: LoadedPrompt, agent: Entry<AgentDefinition> | undefined): Declared[] {
-  const out: Declared[] = [
-    ...(prompt.definition.variables ?? []).map((v) => ({ ...v, declaredBy: `prompt "${prompt.name}"` })),
-    ...(agent?.definition.variables ?? []).map((v) => ({ ...v, declaredBy: `agent "${agent!.name}"` })),
-  ];
-  for (const tool of services.toolsetFor(prompt)) {
-    if (tool.kind === 'function') out.push(...toolDeclarations(tool.name, tool.tool.definition));
-  }
-  return out;
 }
 
 async function continuedThread(store: Store, threadId: unknown, target: string): Promise<ThreadRecord | undefined> {
@@ -187,6 +185,6 @@ async function continuedThread(store: Store, threadId: unknown, target: string):
   return thread;
 }
 
-function callVariables(values: Record<string, string>, scope: VariableScope): VariableValue[] {
+function valuesToStore(values: Record<string, string>, scope: VariableScope): VariableValue[] {
   return Object.entries(values).map(([name, value]) => ({ name, value, secret: scope.isSecret(name), scoped: scope.isScoped(name) }));
 }

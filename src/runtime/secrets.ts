@@ -7,10 +7,16 @@ export const REDACTED = '[redacted secret]';
 
 export class Redactor {
   private readonly secrets = new Set<string>();
+  /** Every form to replace, longest first, so a secret inside another never leaves a tail. */
+  private forms: string[] = [];
 
   add(value: string): void {
-    // Very short values would redact ordinary text; they are not worth hiding.
-    if (value.length >= 4) this.secrets.add(value);
+    // Values under 4 characters would redact ordinary text; they are not worth hiding.
+    if (value.length < 4 || this.secrets.has(value)) return;
+    this.secrets.add(value);
+    // The JSON-escaped form too: secrets with quotes or backslashes inside JSON text.
+    const escaped = JSON.stringify(value).slice(1, -1);
+    this.forms = [...new Set([...this.forms, value, escaped])].sort((a, b) => b.length - a.length);
   }
 
   /** A redactor that also knows this one's secrets (for child runs). */
@@ -22,8 +28,17 @@ export class Redactor {
 
   text(value: string): string {
     let out = value;
-    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    for (const form of this.forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
     return out;
+  }
+
+  /** An error with its message redacted (the same error when there is nothing to hide). */
+  error(error: unknown): unknown {
+    if (!(error instanceof Error)) return typeof error === 'string' ? this.text(error) : error;
+    const message = this.text(error.message);
+    if (message !== error.message) error.message = message;
+    if (error.stack) error.stack = this.text(error.stack);
+    return error;
   }
 
   /** Redacts every string inside a JSON-like value. */

@@ -4,23 +4,29 @@
  * outcome comes back as one string (see docs/subprompt-results.md).
  */
 import type { ToolResult } from '../definitions/types.js';
-import { isAgentportError } from '../errors.js';
-import type { ContentPart, StoredMessage } from '../store/types.js';
-import { openTurn } from './turn.js';
-import { toolsetForTurn } from './toolset.js';
-import { recordStatus } from './threadStatus.js';
-import { subpromptInput } from './subpromptInput.js';
+import { errorMessage, isAgentportError } from '../errors.js';
+import type { ContentPart, NewMessage, StoredMessage } from '../store/types.js';
+import { withoutTools } from './context.js';
 import type { RunFrame } from './frame.js';
 import { HookRunner } from './hooks.js';
 import type { LoopOutcome } from './loop.js';
+import { subpromptInput } from './subpromptInput.js';
 import { formatSubpromptResult } from './subpromptResult.js';
-import { createThreadState } from './threadState.js';
-import type { OfferedSubprompt } from './toolset.js';
-import { VariableScope, toolDeclarations } from './variables.js';
+import { createThreadState, type RuntimeThreadState } from './threadState.js';
+import { recordStatus } from './threadStatus.js';
+import { toolsetForTurn, type OfferedSubprompt } from './toolset.js';
+import { openTurn } from './turn.js';
+import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from './variables.js';
 
 type RunLoop = (frame: RunFrame) => Promise<LoopOutcome>;
+type StoreMessage = (frame: RunFrame, state: RuntimeThreadState, message: NewMessage) => Promise<StoredMessage>;
 
-export async function runSubprompt(parent: RunFrame, tool: OfferedSubprompt, argumentText: string, runLoop: RunLoop): Promise<ToolResult> {
+export async function runSubprompt(
+  parent: RunFrame,
+  tool: OfferedSubprompt,
+  argumentText: string,
+  engine: { runLoop: RunLoop; storeMessage: StoreMessage },
+): Promise<ToolResult> {
   const { services } = parent;
   const chain = [...parent.ancestry, tool.prompt.name];
   if (parent.ancestry.length >= services.maxDepth) {
@@ -34,19 +40,37 @@ export async function runSubprompt(parent: RunFrame, tool: OfferedSubprompt, arg
 
   const target = tool.prompt;
   const agent = services.registry.agents.get(tool.name);
-  const scope = childScope(parent, tool);
+  let toolset;
+  let opened;
+  try {
+    opened = await openTurn(target, input.args, input.message);
+    toolset = toolsetForTurn(services, target, opened.extraTools);
+  } catch (error) {
+    return { status: 'error', error: errorMessage(error) };
+  }
+
+  // Parent values flow down, except names the child declares `scoped`.
+  const declared = declarationsFor(target, agent, toolset);
+  const probe = new VariableScope(declared, {});
+  const inherited = Object.fromEntries(parent.scope.entries().filter(([name]) => !probe.isScoped(name)));
+  const scope = new VariableScope(declared, {
+    // The caller's `{ name, env }` config for this sub-prompt sits just above its own env.
+    defaults: { ...target.definition.env, ...tool.env },
+    toolDefaults: toolEnvDefaults(toolset),
+    layers: [agent?.definition.env, declaredFromEnvironment(declared, services.env), inherited],
+  });
   const missing = scope.missing();
   if (missing.length) {
     return { status: 'error', error: `cannot run ${tool.name}: missing required variables ${missing.map((d) => `${d.name} (${d.declaredBy})`).join(', ')}` };
   }
-
-  const thread = await services.store.createThread({ prompt: target.name, parentId: parent.thread.id });
-  const hooks = new HookRunner(
-    HookRunner.select(services.registry.hooks, target.definition.hooks, agent?.definition.hooks),
-    (line) => services.log(parent.redactor.text(line)),
-  );
   const redactor = parent.redactor.child();
   for (const secret of scope.secretValues()) redactor.add(secret);
+  const hooks = new HookRunner(
+    HookRunner.select(services.registry.hooks, target.definition.hooks, agent?.definition.hooks),
+    (line) => services.log(redactor.text(line)),
+  );
+
+  const thread = await services.store.createThread({ prompt: target.name, parentId: parent.thread.id });
   const state = createThreadState({
     store: services.store,
     threadId: thread.id,
@@ -56,81 +80,50 @@ export async function runSubprompt(parent: RunFrame, tool: OfferedSubprompt, arg
   });
   await hooks.notify('after_thread_created', state, thread);
 
-  let content: string | ContentPart[] = input.message;
   if (input.attachmentPaths.length) {
     try {
-      content = [{ type: 'text', text: input.message }, ...(await copyAttachments(parent, thread.id, input.attachmentPaths))];
+      opened = await openTurn(target, input.args, input.message, await copyAttachments(parent, thread.id, input.attachmentPaths));
     } catch (error) {
-      await services.store.updateThread(thread.id, { status: 'failed' });
-      return { status: 'error', error: `cannot attach files to ${tool.name}: ${error instanceof Error ? error.message : String(error)}` };
+      await recordStatus(services.store, thread, 'failed');
+      return { status: 'error', error: `cannot attach files to ${tool.name}: ${errorMessage(error)}` };
     }
   }
-  let opened;
-  try {
-    opened = await openTurn(target, input.args, content);
-  } catch (error) {
-    await services.store.updateThread(thread.id, { status: 'failed' });
-    return { status: 'error', error: error instanceof Error ? error.message : String(error) };
-  }
-  const messages: StoredMessage[] = [];
-  for (const message of opened.turn) messages.push(await services.store.appendMessage(thread.id, redactor.deep(message)));
-  const parentChat = target.definition.includeChat ? parent.messages.filter((m) => m.role === 'user' || m.role === 'assistant') : [];
+
+  const frame: RunFrame = {
+    services,
+    thread,
+    prompt: target,
+    agent,
+    scope,
+    redactor,
+    hooks,
+    signal: parent.signal,
+    progress: (message) => parent.progress(redactor.text(message)),
+    ancestry: chain,
+    turnStartSeq: 1,
+    messages: [],
+    // A sub-prompt with includeChat sees the caller's conversation, as chat only.
+    parentChat: target.definition.includeChat ? parent.messages.flatMap(withoutTools) : [],
+    preamble: opened.preamble,
+    toolset,
+  };
+  for (const message of opened.turn) await engine.storeMessage(frame, state, message);
+  frame.turnStartSeq = frame.messages[0]?.seq ?? 1;
 
   let outcome: LoopOutcome;
   try {
-    outcome = await runLoop({
-      services,
-      thread,
-      prompt: target,
-      agent,
-      scope,
-      redactor,
-      hooks,
-      signal: parent.signal,
-      progress: parent.progress,
-      ancestry: chain,
-      turnStartSeq: messages[0]?.seq ?? 1,
-      messages,
-      parentChat,
-      preamble: opened.preamble,
-      toolset: toolsetForTurn(services, target, opened.extraTools),
-    });
+    outcome = await engine.runLoop(frame);
   } catch (error) {
-    if (isAgentportError(error) && error.code === 'CANCELLED') {
-      await services.store.updateThread(thread.id, { status: 'cancelled' });
-    }
+    if (isAgentportError(error) && error.code === 'CANCELLED') await recordStatus(services.store, frame.thread, 'cancelled');
     throw error;
   }
-  await recordStatus(services.store, thread, outcome.status === 'completed' ? 'idle' : 'failed');
+  await recordStatus(services.store, frame.thread, outcome.status === 'completed' ? 'idle' : 'failed');
   const text = formatSubpromptResult(
     { prompt: target.name, text: outcome.text, toolCalls: outcome.toolCalls, errors: outcome.errors },
     tool.config,
   );
   // A sub-prompt that produced nothing but errors failed; otherwise its string is the result.
   return outcome.status !== 'completed' && !outcome.text ? { status: 'error', error: text } : { status: 'success', result: text };
-}
-
-/** Parent values flow down, except names the child declares `scoped`. */
-function childScope(parent: RunFrame, tool: OfferedSubprompt): VariableScope {
-  const { registry, env } = parent.services;
-  const target = tool.prompt.definition;
-  const declared = [
-    ...(target.variables ?? []).map((v) => ({ ...v, declaredBy: `prompt "${tool.prompt.name}"` })),
-    ...(target.tools ?? []).flatMap((ref) => {
-      const name = typeof ref === 'string' ? ref : ref.name;
-      const fn = registry.tools.get(name);
-      return fn ? toolDeclarations(name, fn.definition) : [];
-    }),
-  ];
-  const probe = new VariableScope(declared, {});
-  const inherited = Object.fromEntries(parent.scope.entries().filter(([name]) => !probe.isScoped(name)));
-  const fromEnv = Object.fromEntries(declared.filter((d) => !d.scoped && env[d.name]).map((d) => [d.name, env[d.name]!]));
-  return new VariableScope(declared, {
-    // The caller's `{ name, env }` config for this sub-prompt sits just above its own env.
-    defaults: { ...target.env, ...tool.env },
-    toolDefaults: new Map(parent.services.toolsetFor(tool.prompt).map((t) => [t.name, t.env] as const)),
-    layers: [registry.agents.get(tool.name)?.definition.env, fromEnv, inherited],
-  });
 }
 
 /** Files named by initAttachmentsProperty are copied into the child thread, same paths. */

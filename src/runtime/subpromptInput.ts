@@ -2,7 +2,7 @@
  * Turns the arguments a model passed to a sub-prompt into its initial user
  * message (and attachment paths), validating them against its schema first.
  */
-import { fieldPath } from '../definitions/issues.js';
+import { describeZodIssues } from '../definitions/issues.js';
 import { parseArguments } from './executeTool.js';
 import type { OfferedSubprompt } from './toolset.js';
 
@@ -17,10 +17,7 @@ export function subpromptInput(tool: OfferedSubprompt, argumentText: string): Su
   let args = parsed.value;
   if (schema) {
     const validated = schema.safeParse(args);
-    if (!validated.success) {
-      const problems = validated.error.issues.map((issue) => `${fieldPath(issue.path) || '(arguments)'}: ${issue.message}`);
-      return { ok: false, error: `Invalid arguments for ${tool.name}: ${problems.join('; ')}` };
-    }
+    if (!validated.success) return { ok: false, error: `Invalid arguments for ${tool.name}: ${describeZodIssues(validated.error.issues)}` };
     args = validated.data as Record<string, unknown>;
   } else if (typeof args.message !== 'string' && !tool.config.initUserMessageProperty) {
     return { ok: false, error: `Invalid arguments for ${tool.name}: message: expected a string` };

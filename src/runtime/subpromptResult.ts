@@ -32,7 +32,7 @@ export interface SubpromptOutcome {
   text: string | null;
   /** Every tool call the sub-prompt made, failed ones included, in call order. */
   toolCalls: SubpromptToolCallRecord[];
-  /** Run-level errors (model failure, step limit, cancellation, ...), not failed tool calls. */
+  /** Run-level errors (model failure, step limit, a required tool call never made), not failed tool calls. */
   errors: string[];
 }
 

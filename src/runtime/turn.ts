@@ -10,6 +10,7 @@ import { AgentportError } from '../errors.js';
 import type { PromptyChatMessage, PromptyMessage, PromptyPart } from '../prompty/types.js';
 import type { LoadedPrompt } from '../registry/types.js';
 import type { ContentPart, NewMessage } from '../store/types.js';
+import { toWireMessages } from './wire.js';
 
 export interface OpenedTurn {
   /** Messages sent before the history at every step (a prompty preamble), or the system prompt. */
@@ -20,9 +21,21 @@ export interface OpenedTurn {
   extraTools: string[];
 }
 
-export async function openTurn(prompt: LoadedPrompt, args: Record<string, unknown>, userMessage: string | ContentPart[]): Promise<OpenedTurn> {
+/**
+ * @param userMessage the input as a user message (used whole by TypeScript prompts, and by a
+ *   `.prompty` prompt whose template renders no turn)
+ * @param attachments files for the initial message (sub-prompts' initAttachmentsProperty); a
+ *   `.prompty` turn gets them on its last user message
+ */
+export async function openTurn(
+  prompt: LoadedPrompt,
+  args: Record<string, unknown>,
+  userMessage: string,
+  attachments: ContentPart[] = [],
+): Promise<OpenedTurn> {
+  const input: NewMessage = { role: 'user', content: attachments.length ? [{ type: 'text', text: userMessage }, ...attachments] : userMessage };
   if (!prompt.prompty) {
-    return { preamble: [{ role: 'system', content: prompt.systemText }], turn: [{ role: 'user', content: userMessage }], extraTools: [] };
+    return { preamble: [{ role: 'system', content: prompt.systemText }], turn: [input], extraTools: [] };
   }
   const { renderPrompty } = await import('../prompty/render.js');
   let rendered;
@@ -33,8 +46,20 @@ export async function openTurn(prompt: LoadedPrompt, args: Record<string, unknow
   }
   const { before, after } = splitAtThread(rendered.messages);
   const extraTools = rendered.tools.map((tool) => (typeof tool === 'string' ? tool : String(tool.name ?? tool.id ?? '')));
-  return { preamble: before.map(toWire), turn: after.map(toStored), extraTools };
+  // The preamble is sent as it is at every step: no image threshold applies to it.
+  const preamble = toWireMessages(before.map(toStored), { recentImageThreshold: Number.POSITIVE_INFINITY, includeReasoning: false });
+  const turn = after.map(toStored);
+  if (turn.length === 0) return { preamble, turn: [input], extraTools };
+  const last = turn.findLastIndex((m) => m.role === 'user');
+  if (attachments.length && last >= 0) {
+    const message = turn[last]!;
+    const parts: ContentPart[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...(message.content ?? [])];
+    turn[last] = { ...message, content: [...parts, ...attachments] };
+  }
+  return { preamble, turn, extraTools };
 }
+
+const DETAIL_LEVELS = new Set(['low', 'high', 'auto']);
 
 function splitAtThread(messages: PromptyMessage[]): { before: PromptyChatMessage[]; after: PromptyChatMessage[] } {
   const marker = messages.findIndex((m) => m.kind === 'thread');
@@ -50,40 +75,24 @@ function nameOf(message: PromptyChatMessage): string | undefined {
   return message.name ?? message.attributes.name;
 }
 
-/** A preamble message, straight to Chat Completions shape. */
-function toWire(message: PromptyChatMessage): ModelRequestMessage {
-  const name = nameOf(message);
-  switch (message.role) {
-    case 'assistant':
-      return {
-        role: 'assistant',
-        content: textOf(message.content) || null,
-        ...(message.toolCalls?.length
-          ? { tool_calls: message.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
-          : {}),
-        ...(name ? { name } : {}),
-      };
-    case 'tool':
-      return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: textOf(message.content) };
-    case 'user':
-      return { role: 'user', content: wireParts(message.content), ...(name ? { name } : {}) };
-    default:
-      return { role: 'system', content: textOf(message.content) };
-  }
-}
-
 /** A turn message, in the store's shape (attributes such as `name` are kept in meta). */
 function toStored(message: PromptyChatMessage): NewMessage {
   const name = nameOf(message);
   const content: ContentPart[] = message.content.map((part): ContentPart => {
     if (part.type === 'text') return { type: 'text', text: part.text };
-    if (part.type === 'image') return { type: 'image', url: part.url, ...(part.attributes.detail ?? part.attributes.quality ? { detail: part.attributes.detail ?? part.attributes.quality! } : {}) };
+    if (part.type === 'image') {
+      // `detail` (or Prompty's `quality`) maps to the image_url detail level when it is one.
+      const detail = [part.attributes.detail, part.attributes.quality].find((v) => v !== undefined && DETAIL_LEVELS.has(v));
+      return { type: 'image', url: part.url, ...(detail ? { detail } : {}) };
+    }
     return { type: 'file', url: part.url, ...(part.attributes.name ? { name: part.attributes.name } : {}) };
   });
   const onlyText = content.every((p) => p.type === 'text');
+  const text = textOf(message.content);
   return {
     role: message.role,
-    content: onlyText ? textOf(message.content) : content,
+    // An assistant turn that only calls tools has no content (null, as the API sends it).
+    content: onlyText ? (text === '' && message.toolCalls?.length ? null : text) : content,
     ...(message.toolCalls?.length ? { toolCalls: message.toolCalls } : {}),
     ...(message.toolCallId ? { toolCallId: message.toolCallId } : {}),
     ...(name ? { meta: { name } } : {}),
@@ -92,17 +101,4 @@ function toStored(message: PromptyChatMessage): NewMessage {
 
 function textOf(parts: PromptyPart[]): string {
   return parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
-}
-
-function wireParts(parts: PromptyPart[]): unknown {
-  if (parts.every((p) => p.type === 'text')) return textOf(parts);
-  return parts.map((part) => {
-    if (part.type === 'text') return { type: 'text', text: part.text };
-    if (part.type === 'image') {
-      const { detail, quality } = part.attributes;
-      const level = detail ?? quality;
-      return { type: 'image_url', image_url: { url: part.url, ...(level ? { detail: level } : {}) } };
-    }
-    return { type: 'file', file: { file_data: part.url, filename: part.attributes.name ?? 'file' } };
-  });
 }

@@ -8,10 +8,13 @@
 import type { VariableDefinition } from '../definitions/types.js';
 import { isZodObject } from '../definitions/zodShape.js';
 import type { AnyToolDefinition } from '../registry/types.js';
+import type { OfferedTool } from './toolset.js';
 
 export interface Declared extends VariableDefinition {
   /** Who declared it, for error messages: `prompt "x"`, `tool "y"`. */
   declaredBy: string;
+  /** The function tool that declared it, whose config env can satisfy it. */
+  tool?: string;
 }
 
 type Layer = Readonly<Record<string, string | undefined>> | undefined;
@@ -65,11 +68,7 @@ export class VariableScope {
 
   /** Required variables without a value, each with who declared it. */
   missing(): Declared[] {
-    return this.declared.filter((d) => {
-      if (!d.required) return false;
-      const tool = d.declaredBy.startsWith('tool "') ? d.declaredBy.slice(6, -1) : undefined;
-      return this.get(d.name, tool) === undefined;
-    });
+    return this.declared.filter((d) => d.required && this.get(d.name, d.tool) === undefined);
   }
 
   isSecret(name: string): boolean {
@@ -84,11 +83,11 @@ export class VariableScope {
 /** A tool's declared variables plus its `tenvs` fields (required unless optional). */
 export function toolDeclarations(name: string, tool: AnyToolDefinition): Declared[] {
   const declaredBy = `tool "${name}"`;
-  const out: Declared[] = (tool.variables ?? []).map((v) => ({ ...v, declaredBy }));
+  const out: Declared[] = (tool.variables ?? []).map((v) => ({ ...v, declaredBy, tool: name }));
   if (isZodObject(tool.tenvs)) {
     for (const [field, schema] of Object.entries(tool.tenvs.shape)) {
       const optional = (schema as { _zod?: { optin?: string } })._zod?.optin === 'optional';
-      out.push({ name: field, type: 'text', required: !optional, description: '', declaredBy });
+      out.push({ name: field, type: 'text', required: !optional, description: '', declaredBy, tool: name });
     }
   }
   return out;
@@ -105,4 +104,23 @@ export function declaredFromEnvironment(
     if (value !== undefined && value !== '') out[d.name] = value;
   }
   return out;
+}
+
+/** What a run may need a value for: its prompt's, its agent's and its function tools' declarations. */
+export function declarationsFor(
+  prompt: { name: string; definition: { variables?: VariableDefinition[] } },
+  agent: { name: string; definition: { variables?: VariableDefinition[] } } | undefined,
+  toolset: readonly OfferedTool[],
+): Declared[] {
+  const out: Declared[] = [
+    ...(prompt.definition.variables ?? []).map((v) => ({ ...v, declaredBy: `prompt "${prompt.name}"` })),
+    ...(agent ? (agent.definition.variables ?? []).map((v) => ({ ...v, declaredBy: `agent "${agent.name}"` })) : []),
+  ];
+  for (const tool of toolset) if (tool.kind === 'function') out.push(...toolDeclarations(tool.name, tool.tool.definition));
+  return out;
+}
+
+/** Per-tool env defaults from the `{ name, env }` configs of a toolset. */
+export function toolEnvDefaults(toolset: readonly OfferedTool[]): Map<string, Readonly<Record<string, string>>> {
+  return new Map(toolset.map((tool) => [tool.name, tool.env] as const));
 }

@@ -12,7 +12,12 @@ export interface WireOptions {
   includeReasoning: boolean;
 }
 
-export function toWireMessages(messages: readonly StoredMessage[], options: WireOptions): ModelRequestMessage[] {
+/** The fields of a message the wire needs (stored messages and rendered templates both fit). */
+export type WireInput = Pick<StoredMessage, 'role' | 'content'> &
+  Partial<Pick<StoredMessage, 'toolCalls' | 'toolCallId' | 'toolName' | 'attachments' | 'reasoning' | 'meta'>>;
+
+export function toWireMessages(input: readonly WireInput[], options: WireOptions): ModelRequestMessage[] {
+  const messages = pairToolCalls(input);
   const out: ModelRequestMessage[] = [];
   // Images from consecutive tool results are emitted together after the last
   // result: a user message may not sit between the results of one response.
@@ -33,6 +38,7 @@ export function toWireMessages(messages: readonly StoredMessage[], options: Wire
         break;
       case 'assistant':
         out.push({
+          ...nameOf(message),
           role: 'assistant',
           content: message.content === null ? null : textOf(message.content),
           ...(message.toolCalls?.length
@@ -67,13 +73,37 @@ export function toWireMessages(messages: readonly StoredMessage[], options: Wire
   return out;
 }
 
+/**
+ * Chat Completions rejects a tool call without its result and a result
+ * without its call. A run interrupted mid-step (a crash, a cancellation) can
+ * leave either in a thread, so unmatched halves are dropped here.
+ */
+function pairToolCalls(messages: readonly WireInput[]): WireInput[] {
+  const answered = new Set(messages.filter((m) => m.role === 'tool' && m.toolCallId).map((m) => m.toolCallId!));
+  const called = new Set<string>();
+  const out: WireInput[] = [];
+  for (const message of messages) {
+    if (message.role === 'assistant' && message.toolCalls?.length) {
+      const toolCalls = message.toolCalls.filter((call) => answered.has(call.id));
+      for (const call of toolCalls) called.add(call.id);
+      if (toolCalls.length === message.toolCalls.length) out.push(message);
+      else if (toolCalls.length > 0) out.push({ ...message, toolCalls });
+      else if (textOf(message.content) !== '') out.push({ ...message, toolCalls: [] });
+      continue;
+    }
+    if (message.role === 'tool' && !called.has(message.toolCallId ?? '')) continue;
+    out.push(message);
+  }
+  return out;
+}
+
 /** Image parts of tool attachments carry the resolved URL in `meta.imageUrls`, keyed by path. */
-function resolvedParts(message: StoredMessage, parts: ContentPart[]): ContentPart[] {
+function resolvedParts(message: WireInput, parts: ContentPart[]): ContentPart[] {
   const urls = (message.meta?.imageUrls ?? {}) as Record<string, string>;
   return parts.map((part) => (part.type === 'image' && part.path && urls[part.path] ? { ...part, url: urls[part.path] } : part));
 }
 
-function nameOf(message: StoredMessage): { name?: string } {
+function nameOf(message: WireInput): { name?: string } {
   const name = message.meta?.name;
   return typeof name === 'string' ? { name } : {};
 }

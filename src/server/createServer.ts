@@ -11,12 +11,13 @@ import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
 import {
   CALL_TOOL,
   DEFAULT_TOOL_SEARCH_THRESHOLD,
-  TOOL_SEARCH,
   planSurface,
   type Surface,
   type ToolSearchSettings,
 } from './toolSearchSurface.js';
 import { VERSION } from './version.js';
+import type { ToolSearchIndex } from '../search/toolIndex.js';
+import { TOOL_SEARCH_NAME, readToolSearchArgs } from '../search/toolSearchTool.js';
 
 export interface AgentportServer {
   factory: McpServerFactory;
@@ -48,12 +49,12 @@ export function createAgentportServer(
   const getRuntime = () => (loaded ??= typeof runtime === 'function' ? runtime() : Promise.resolve(runtime));
 
   const call = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext): Promise<CallToolResult> => {
-    if (surface.searchOn && name === TOOL_SEARCH) return searchResult(surface, args);
+    if (surface.index && name === TOOL_SEARCH_NAME) return searchResult(surface.index, args);
     if (surface.searchOn && name === CALL_TOOL) {
       const target = typeof args?.name === 'string' ? args.name : '';
       if (!byName.has(target)) {
         return {
-          content: [{ type: 'text', text: `${CALL_TOOL}: no tool is named "${target}". Find tools with ${TOOL_SEARCH} first.` }],
+          content: [{ type: 'text', text: `${CALL_TOOL}: no tool is named "${target}". Find tools with ${TOOL_SEARCH_NAME} first.` }],
           isError: true,
         };
       }
@@ -78,16 +79,10 @@ export function createAgentportServer(
   return { factory, tools, surface };
 }
 
-async function searchResult(surface: Surface, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
-  const query = args?.query;
-  if (typeof query !== 'string') {
-    return { content: [{ type: 'text', text: `${TOOL_SEARCH}: query must be a string` }], isError: true };
-  }
-  const maxResults = args?.max_results;
-  if (maxResults !== undefined && (typeof maxResults !== 'number' || !Number.isInteger(maxResults) || maxResults < 1)) {
-    return { content: [{ type: 'text', text: `${TOOL_SEARCH}: max_results must be a positive integer` }], isError: true };
-  }
+async function searchResult(index: () => Promise<ToolSearchIndex>, raw: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  const args = readToolSearchArgs(raw);
+  if (!args.ok) return { content: [{ type: 'text', text: args.error }], isError: true };
   const { searchTools } = await import('../search/engine.js');
-  const { outcome, text } = searchTools(await surface.index(), query, maxResults ? { maxResults: Math.min(maxResults, 50) } : {});
+  const { outcome, text } = searchTools(await index(), args.query, args.maxResults ? { maxResults: args.maxResults } : {});
   return { content: [{ type: 'text', text }], structuredContent: { tools: outcome.tools.map((tool) => tool.name), unknown: [...outcome.unknown] } };
 }

@@ -12,6 +12,7 @@ import { createMcpHandler, localhostAllowedHostnames, localhostAllowedOrigins } 
 import type { AgentportServer } from './createServer.js';
 import { log } from './log.js';
 import { VERSION } from './version.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from './httpDefaults.js';
 
 export interface HttpOptions {
   host?: string;
@@ -28,8 +29,6 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 3333;
 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -46,8 +45,10 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
   // A wildcard bind has no one name to expect: then only --allowed-host names
   // are checked, and the bearer token is what keeps strangers out.
   const wildcard = host === '0.0.0.0' || host === '::' || host === '[::]';
-  const allowedHosts = loopback ? [...localhostAllowedHostnames(), ...extra] : wildcard ? extra : [host, ...extra];
-  const allowedOrigins = loopback ? [...localhostAllowedOrigins(), ...extra] : wildcard ? extra : [host, ...extra];
+  // Host and Origin hostnames of IPv6 addresses come in brackets.
+  const hostname = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const allowedHosts = loopback ? [...localhostAllowedHostnames(), ...extra] : wildcard ? extra : [hostname, ...extra];
+  const allowedOrigins = loopback ? [...localhostAllowedOrigins(), ...extra] : wildcard ? extra : [hostname, ...extra];
   const checkHost = allowedHosts.length ? hostHeaderValidation(allowedHosts) : () => true;
   const checkOrigin = originValidation(allowedOrigins);
   const mcp = toNodeHandler(createMcpHandler(agentport.factory, { onerror: (error) => log.error(error.message) }));

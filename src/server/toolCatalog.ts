@@ -4,6 +4,7 @@
  * `tools/list` answers from memory.
  */
 import { JSON_SCHEMA_2020_12, messageInputSchema, toJsonSchema, type JsonSchema } from '../definitions/jsonSchema.js';
+import { RESERVED_ARGUMENT } from '../registry/references.js';
 import type { Registry } from '../registry/types.js';
 
 export interface ExposedTool {
@@ -55,7 +56,7 @@ function exposed(
   kind: ExposedTool['kind'],
   alwaysLoad: boolean,
 ): ExposedTool {
-  const properties = { ...(schema.properties as Record<string, unknown> | undefined), thread_id: THREAD_ID_PROPERTY };
+  const properties = { ...(schema.properties as Record<string, unknown> | undefined), [RESERVED_ARGUMENT]: THREAD_ID_PROPERTY };
   const displayTitle = title ?? humanize(name);
   return {
     name,

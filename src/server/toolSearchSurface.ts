@@ -6,15 +6,19 @@
  * and every exposed tool stays callable directly by name.
  */
 import type { ToolSearchIndex } from '../search/toolIndex.js';
+import {
+  DEFAULT_TOOL_SEARCH_THRESHOLD,
+  TOOL_SEARCH_NAME,
+  announceNames,
+  toolSearchDescription,
+  toolSearchInputSchema,
+} from '../search/toolSearchTool.js';
 import { JSON_SCHEMA_2020_12 } from '../definitions/jsonSchema.js';
 import { listedTool, type ExposedTool } from './toolCatalog.js';
 
 export type ToolSearchMode = 'auto' | 'on' | 'off';
-export const DEFAULT_TOOL_SEARCH_THRESHOLD = 40;
-export const TOOL_SEARCH = 'tool_search';
+export { DEFAULT_TOOL_SEARCH_THRESHOLD };
 export const CALL_TOOL = 'call_tool';
-/** Names listed in descriptions and instructions; beyond this, a count. */
-const ANNOUNCED_NAMES = 300;
 
 export interface ToolSearchSettings {
   mode: ToolSearchMode;
@@ -30,16 +34,17 @@ export interface Surface {
   /** Exposed tools that are not listed. */
   deferred: ExposedTool[];
   instructions: string;
-  /** The search index over every exposed tool, built on the first search. */
-  index(): Promise<ToolSearchIndex>;
+  /** The search index over every exposed tool, built on the first search (only when search is on). */
+  index?: () => Promise<ToolSearchIndex>;
 }
 
 export function planSurface(tools: readonly ExposedTool[], settings: ToolSearchSettings): Surface {
   const searchOn = settings.mode === 'on' || (settings.mode === 'auto' && tools.length > settings.threshold);
   if (!searchOn) {
-    return { searchOn, listed: tools.map(listedTool), deferred: [], instructions: plainInstructions(tools), index: () => buildIndex(tools) };
+    return { searchOn, listed: tools.map(listedTool), deferred: [], instructions: plainInstructions(tools) };
   }
-  for (const reserved of [TOOL_SEARCH, CALL_TOOL]) {
+
+  for (const reserved of [TOOL_SEARCH_NAME, CALL_TOOL]) {
     if (tools.some((tool) => tool.name === reserved)) {
       throw new Error(`"${reserved}" is the name of an exposed tool, but tool search needs it: rename the prompt or run with --tool-search off`);
     }
@@ -62,31 +67,15 @@ async function buildIndex(tools: readonly ExposedTool[]): Promise<ToolSearchInde
   return new ToolSearchIndex(tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })));
 }
 
-function announce(deferred: readonly ExposedTool[]): string {
-  const names = deferred.slice(0, ANNOUNCED_NAMES).map((tool) => tool.name);
-  const more = deferred.length - names.length;
-  return names.join(', ') + (more > 0 ? `, and ${more} more (search by keyword to find them)` : '');
-}
-
 function toolSearchDefinition(deferred: readonly ExposedTool[]): ToolDefinitionShape {
   return {
-    name: TOOL_SEARCH,
+    name: TOOL_SEARCH_NAME,
     title: 'Search tools',
-    description:
-      'Find tools by name or keyword and get their full definitions (a <functions> block), so they can be called ' +
-      `with ${CALL_TOOL} or directly by name. Query forms: "select:name1,name2" fetches those exact tools; ` +
-      'plain keywords return the best matches (up to max_results); "+word" requires the word in the tool name ' +
-      `and ranks by the other words. Deferred tools: ${announce(deferred)}.`,
-    inputSchema: {
-      $schema: JSON_SCHEMA_2020_12,
-      type: 'object',
-      properties: {
-        query: { type: 'string', description: 'select:name1,name2 | keywords | +required keywords' },
-        max_results: { type: 'integer', minimum: 1, maximum: 50, default: 5, description: 'How many tools a keyword query returns' },
-      },
-      required: ['query'],
-      additionalProperties: false,
-    },
+    description: toolSearchDescription(
+      deferred.map((tool) => tool.name),
+      `then call them with ${CALL_TOOL} or directly by name`,
+    ),
+    inputSchema: { $schema: JSON_SCHEMA_2020_12, ...toolSearchInputSchema(), type: 'object' },
     annotations: { title: 'Search tools', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   };
 }
@@ -95,7 +84,7 @@ function callToolDefinition(): ToolDefinitionShape {
   return {
     name: CALL_TOOL,
     title: 'Call a tool',
-    description: `Call any tool by name with its arguments (as described by ${TOOL_SEARCH}). The result is that tool's result.`,
+    description: `Call any tool by name with its arguments (as described by ${TOOL_SEARCH_NAME}). The result is that tool's result.`,
     inputSchema: {
       $schema: JSON_SCHEMA_2020_12,
       type: 'object',
@@ -121,9 +110,9 @@ function plainInstructions(tools: readonly ExposedTool[]): string {
 
 function searchInstructions(total: number, deferred: readonly ExposedTool[]): string {
   return (
-    `agentport serves ${total} agent tools. Most are deferred: find them with ${TOOL_SEARCH} ` +
+    `agentport serves ${total} agent tools. Most are deferred: find them with ${TOOL_SEARCH_NAME} ` +
     `("select:name", keywords, or "+word" for a word in the name), then run them with ${CALL_TOOL} or by name. ` +
     'Pass the thread_id from a result back to continue that conversation. ' +
-    `Deferred tools: ${announce(deferred)}.`
+    `Deferred tools: ${announceNames(deferred.map((tool) => tool.name))}.`
   );
 }

@@ -73,3 +73,31 @@ async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<vo
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe('stdio with badly behaved user code', () => {
+  it('[MC-2] [MC-5] keeps stdout for JSON-RPC and keeps serving when tools print, leak rejections or throw in timers', async () => {
+    const { FakeModelServer } = await import('../support/fakeModelServer.js');
+    const { connectStdio } = await import('../support/mcpClients.js');
+    const model = await new FakeModelServer().start();
+    try {
+      const { client, stderr } = await connectStdio('legacy', {
+        agentsDir: path.join(FIXTURES, 'agents', 'noisy'),
+        env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' },
+      });
+      model.reply({ toolCalls: [{ name: 'careless', arguments: {} }] }, { text: 'first' }, { text: 'second' });
+      const first = await client.callTool({ name: 'noisy', arguments: { message: 'go' } });
+      expect((first.content as Array<{ text: string }>)[0]!.text).toBe('first');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Still alive after the unhandled rejection and the timer throw, and the JSON-RPC stream intact.
+      const second = await client.callTool({ name: 'noisy', arguments: { message: 'again' } });
+      expect((second.content as Array<{ text: string }>)[0]!.text).toBe('second');
+      expect(stderr()).toContain('loading the noisy model');
+      expect(stderr()).toContain('careless tool says hi');
+      expect(stderr()).toContain('unhandled rejection (kept serving): Error: nobody handles this');
+      expect(stderr()).toContain('uncaught exception (kept serving): Error: thrown in a timer');
+      await client.close();
+    } finally {
+      await model.stop();
+    }
+  });
+});

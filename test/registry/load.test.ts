@@ -126,6 +126,15 @@ describe('a folder full of mistakes', () => {
     expect(errorsOf(issues)).toEqual([]);
   });
 
+  it('[PR-9] rejects an exposed requiredSchema with a thread_id field, which every exposed tool reserves', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'prompts/p.ts': `import { definePrompt } from 'agentport';\nimport { z } from 'zod';\nexport default definePrompt({ name: 'p', toolDescription: 'x', model: 'm', prompt: 'x', exposeAsTool: true, requiredSchema: z.object({ thread_id: z.string() }) });\n`,
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    expect(errorsOf(issues)).toEqual([expect.objectContaining({ definition: 'p', field: 'requiredSchema.thread_id' })]);
+  });
+
   it('[PR-14] rejects unknown hook ids', async () => {
     const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
     expect(find(issues, 'unknown_refs', 'hooks[0]')[0]!.message).toBe('unknown hook id "redact_cards"');

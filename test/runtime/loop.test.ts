@@ -191,7 +191,7 @@ describe('tool choice, parallel calls and reasoning', () => {
   it('[PR-12] passes effort and max tokens, keeps excluded reasoning out of the result and included reasoning in history', async () => {
     model.reply({ text: 'answer one', reasoning: 'secret chain of thought' });
     const first = await call('thinker', { message: 'think' });
-    expect(sent()[0]!.reasoning).toEqual({ effort: 'high', max_tokens: 2048, exclude: true });
+    expect(sent()[0]!.reasoning).toEqual({ effort: 'high', max_tokens: 2048 });
     expect(first.structuredContent).not.toHaveProperty('reasoning');
     expect(JSON.stringify(first)).not.toContain('secret chain of thought');
     const threadId = (first.structuredContent as { thread_id: string }).thread_id;
@@ -317,5 +317,27 @@ describe('deeply nested arguments', () => {
     expect(schema.properties.exact).toEqual({ type: 'string', const: 'yes' });
     expect(schema.properties.nothing).toEqual({ type: 'null' });
     expect(JSON.parse(String(second!.messages.at(-1)!.content))).toEqual({ ...args, l2: { ...args.l2, flag: false } });
+  });
+});
+
+describe('one thread, two calls at once', () => {
+  it('[MC-7] runs turns of the same thread one after the other', async () => {
+    model.reply({ text: 'first turn' });
+    const first = await call('calculator', { message: 'one' });
+    const threadId = (first.structuredContent as { thread_id: string }).thread_id;
+    model.reply({ text: 'second turn', delayMs: 100 }, { text: 'third turn' });
+    const [second, third] = await Promise.all([
+      call('calculator', { message: 'two', thread_id: threadId }),
+      call('calculator', { message: 'three', thread_id: threadId }),
+    ]);
+    expect([textOf(second), textOf(third)]).toEqual(['second turn', 'third turn']);
+    // The third call saw the whole second turn, not an interleaving.
+    expect(sent().at(-1)!.messages.slice(1)).toEqual([
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'first turn' },
+      { role: 'user', content: 'two' },
+      { role: 'assistant', content: 'second turn' },
+      { role: 'user', content: 'three' },
+    ]);
   });
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DEFAULT_API_KEY_ENV } from '../../models/resolveModel.js';
-import { agentsDirOf, fail, loadForCommand, type DirOptions } from '../context.js';
+import { agentsDirOf, fail, loadForCommand, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
 const HOSTS = ['claude', 'code', 'cursor'] as const;
 type Host = (typeof HOSTS)[number];
@@ -26,7 +26,7 @@ export function registerConfigCommand(program: Command): void {
     .command('config')
     .description('print a ready-to-paste MCP configuration for Claude Desktop, Claude Code or Cursor')
     .argument('<host>', `one of ${HOSTS.join(', ')}`)
-    .option('-d, --dir <path>', 'agents folder', 'agents')
+    .option(DIR_OPTION, DIR_HELP)
     .option('--name <name>', 'server name in the configuration', 'agentport')
     .option('--http', 'connect to a running `agentport serve --http` instead of launching it')
     .option('--url <url>', 'URL of the HTTP server', 'http://127.0.0.1:3333/mcp')

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { formatIssue, type LoadIssue } from '../../definitions/issues.js';
 import { DEFAULT_API_KEY_ENV } from '../../models/resolveModel.js';
-import { loadForCommand, type DirOptions } from '../context.js';
+import { loadForCommand, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
 /**
  * Loads and validates everything, checks every generated schema with Ajv's
@@ -12,7 +12,7 @@ export function registerDoctorCommand(program: Command): void {
   program
     .command('doctor')
     .description('check the agents folder: definitions, references, generated schemas and model settings')
-    .option('-d, --dir <path>', 'agents folder', 'agents')
+    .option(DIR_OPTION, DIR_HELP)
     .action(async (options: DirOptions) => {
       const loaded = await loadForCommand(options);
       const { registry } = loaded;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { fail, loadForCommand, printIssues, type DirOptions } from '../context.js';
+import { fail, loadForCommand, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
 interface ListOptions extends DirOptions {
   json?: boolean;
@@ -9,7 +9,7 @@ export function registerListCommand(program: Command): void {
   program
     .command('list')
     .description('list the MCP tools the agents folder exposes, with their input schemas')
-    .option('-d, --dir <path>', 'agents folder', 'agents')
+    .option(DIR_OPTION, DIR_HELP)
     .option('--json', 'print the tools as JSON (MCP tools/list shape)')
     .action(async (options: ListOptions) => {
       const loaded = await loadForCommand(options);

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { errorMessage } from '../../errors.js';
 import type { ToolSearchIndex } from '../../search/toolIndex.js';
 import { DEFAULT_MAX_RESULTS, type SearchableTool } from '../../search/types.js';
-import { agentsDirOf, fail } from '../context.js';
+import { agentsDirOf, fail, DIR_HELP, DIR_OPTION } from '../context.js';
 
 /** What the command needs from the rest of the CLI. */
 export interface SearchCommandDeps {
@@ -42,7 +42,7 @@ export function registerSearchCommand(program: Command, deps: SearchCommandDeps)
     .option('--json', 'print {"query", "results", "unknown"} instead of the <functions> text')
     .option('--tools <file>', 'search the tools of a JSON file ({"tools": [...]} or [...]) instead of the agents folder')
     .option('--queries <file>', 'run each query of a JSONL file ({"query", "gold"?}); print results, times and recall@k')
-    .option('-d, --dir <path>', 'agents folder', 'agents')
+    .option(DIR_OPTION, DIR_HELP)
     .action(async (query: string | undefined, options: SearchCommandOptions) => {
       try {
         await runSearchCommand(query, options, deps);

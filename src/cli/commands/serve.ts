@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
-import { dataDirOf, fail, loadForCommand, printIssues, type DirOptions } from '../context.js';
+import { DEFAULT_MAX_STEPS } from '../../runtime/limits.js';
+import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../../search/toolSearchTool.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../server/httpDefaults.js';
+import { dataDirOf, fail, loadForCommand, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
 interface ServeOptions extends DirOptions {
   http?: boolean;
@@ -15,16 +18,24 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('serve the agents folder as MCP tools (stdio by default)')
-    .option('-d, --dir <path>', 'agents folder', 'agents')
+    .option(DIR_OPTION, DIR_HELP)
     .option('--data-dir <path>', 'where threads and caches are kept (default: .agentport/ beside the agents folder)')
     .option('--http', 'serve Streamable HTTP instead of stdio')
-    .option('--host <host>', 'HTTP bind address', '127.0.0.1')
-    .option('--port <port>', 'HTTP port', '3333')
+    .option('--host <host>', 'HTTP bind address', DEFAULT_HOST)
+    .option('--port <port>', 'HTTP port', String(DEFAULT_PORT))
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
-    .option('--max-steps <n>', 'model calls allowed in one run', '25')
+    .option('--max-steps <n>', 'model calls allowed in one run', String(DEFAULT_MAX_STEPS))
     .option('--tool-search <mode>', 'deferred tool search at the MCP surface: auto (over the threshold), on or off', 'auto')
-    .option('--tool-search-threshold <n>', 'exposed tools above which auto turns tool search on', '40')
+    .option(
+      '--tool-search-threshold <n>',
+      'exposed tools above which auto turns tool search on; also the number of a prompt\'s tools above which a run defers them',
+      String(DEFAULT_TOOL_SEARCH_THRESHOLD),
+    )
     .action(async (options: ServeOptions) => {
+      const guards = await import('../../server/processGuards.js');
+      // Before any user code loads: agents/ files run in this process.
+      if (!options.http) guards.keepStdoutForProtocol();
+      guards.survivePromiseLeaks();
       const loaded = await loadForCommand(options);
       printIssues(loaded.issues);
       if (loaded.errors.length) {
@@ -82,7 +93,7 @@ export function registerServeCommand(program: Command): void {
       const token = process.env.AGENTPORT_TOKEN || undefined;
       try {
         const running = await startHttp(server, {
-          host: options.host ?? '127.0.0.1',
+          host: options.host ?? DEFAULT_HOST,
           port,
           ...(token ? { token } : {}),
           ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),

@@ -1,0 +1,4 @@
+/** The runtime's default limits (a module of their own so the CLI can show them without loading the runtime). */
+export const DEFAULT_MAX_STEPS = 25;
+export const DEFAULT_MAX_DEPTH = 8;
+export const DEFAULT_HEARTBEAT_MS = 10_000;
