@@ -5,7 +5,7 @@ export async function searchableRegistryTools(dir: string): Promise<Array<{ name
   const loaded = await loadForCommand({ dir });
   printIssues(loaded.issues);
   if (loaded.errors.length) throw new Error(`${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
-  const [{ buildToolCatalog, listedTool }, { toJsonSchema, messageInputSchema }] = await Promise.all([
+  const [{ buildToolCatalog, listedTool }, { toolArgsSchema }] = await Promise.all([
     import('../server/toolCatalog.js'),
     import('../definitions/jsonSchema.js'),
   ]);
@@ -13,8 +13,7 @@ export async function searchableRegistryTools(dir: string): Promise<Array<{ name
   for (const tool of buildToolCatalog(loaded.registry)) tools.set(tool.name, listedTool(tool));
   for (const tool of loaded.registry.tools.values()) {
     if (tools.has(tool.name)) continue;
-    const schema = tool.definition.args ? toJsonSchema(tool.definition.args) : { ...messageInputSchema(), properties: {}, required: [] };
-    tools.set(tool.name, { name: tool.name, description: tool.definition.description, inputSchema: schema });
+    tools.set(tool.name, { name: tool.name, description: tool.definition.description, inputSchema: toolArgsSchema(tool.definition.args) });
   }
   return [...tools.values()];
 }

@@ -29,6 +29,11 @@ export function toJsonSchema(schema: z.ZodType): JsonSchema {
   return converted;
 }
 
+/** A function tool's parameters: its `args`, or an empty object for a tool without arguments. */
+export function toolArgsSchema(args: z.ZodType | null | undefined): JsonSchema {
+  return args ? toJsonSchema(args) : { type: 'object', properties: {}, additionalProperties: false };
+}
+
 /** The input schema of a prompt without `requiredSchema`: one message string. */
 export function messageInputSchema(): JsonSchema {
   return {

@@ -2,7 +2,7 @@
  * The tools a prompt offers its model: function tools, prompts used as
  * sub-prompts and agents, each with a JSON Schema converted once per prompt.
  */
-import { messageInputSchema, toJsonSchema, type JsonSchema } from '../definitions/jsonSchema.js';
+import { messageInputSchema, toJsonSchema, toolArgsSchema, type JsonSchema } from '../definitions/jsonSchema.js';
 import type { PromptDefinition, SubpromptConfig, ToolReference } from '../definitions/types.js';
 import { AgentportError } from '../errors.js';
 import type { AnyToolDefinition, Entry, LoadedPrompt, Registry } from '../registry/types.js';
@@ -48,7 +48,7 @@ export function buildToolset(registry: Registry, prompt: PromptDefinition, extra
         kind: 'function',
         name: tool.name,
         description: tool.definition.description,
-        parameters: tool.definition.args ? toJsonSchema(tool.definition.args) : { type: 'object', properties: {}, additionalProperties: false },
+        parameters: toolArgsSchema(tool.definition.args),
         env,
         options,
         defer: tool.definition.defer === true,

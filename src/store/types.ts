@@ -5,6 +5,7 @@
  * Everything a store hands out is a copy: callers may mutate what they get back
  * without touching what is stored, and what they pass in is copied on the way in.
  */
+import type { AttachmentRef } from '../definitions/types.js';
 
 /** Who wrote a message. */
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
@@ -23,20 +24,8 @@ export interface StoredToolCall {
   arguments: string;
 }
 
-/** A file in a thread's file system (spec/tools.md §5.3). */
-export interface AttachmentRef {
-  id: string;
-  type: 'file';
-  /** Normalised thread path, always starting with `/`, e.g. `/attachments/chart.png`. */
-  path: string;
-  name: string;
-  mimeType: string;
-  /** Size in bytes. */
-  size: number;
-  width?: number;
-  height?: number;
-  description?: string;
-}
+/** A file in a thread's file system (spec/tools.md §5.3); paths are normalised and start with `/`. */
+export type { AttachmentRef } from '../definitions/types.js';
 
 /** A message as persisted in a thread. */
 export interface StoredMessage {

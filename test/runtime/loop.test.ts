@@ -2,46 +2,16 @@
  * The step loop through the real path: MCP client -> HTTP -> runtime -> the
  * openai package -> the scripted model server, which records each request.
  */
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/client';
-import { FakeModelServer, type RecordedRequest } from '../support/fakeModelServer.js';
-import { startInProcess, textOf, type InProcessAgentport } from '../support/inProcess.js';
-import { FIXTURES } from '../support/paths.js';
+import { describe, expect, it } from 'vitest';
+import { startInProcess, textOf } from '../support/inProcess.js';
+import { RUNTIME_AGENTS, useRuntimeHarness } from './harness.js';
 
-const AGENTS = path.join(FIXTURES, 'agents', 'runtime');
-const model = new FakeModelServer();
-let agentport: InProcessAgentport;
-let client: Client;
-let mark = 0;
+const h = useRuntimeHarness({ API_TOKEN: 'tok-123456' });
+const { model, sent, call } = h;
 /** What the record_call fixture tool saw (it runs in a module instance of its own). */
 const calls: Array<{ label: string; step: number; side: string; aborted: boolean; thread: string }> = ((
   globalThis as { __recordedCalls?: never[] }
 ).__recordedCalls ??= []);
-
-beforeAll(async () => {
-  await model.start();
-  agentport = await startInProcess({ agentsDir: AGENTS, env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k', API_TOKEN: 'tok-123456' } });
-  client = await agentport.connect();
-});
-afterAll(async () => {
-  await agentport?.close();
-  await model.stop();
-});
-beforeEach(() => {
-  mark = model.requests.length;
-});
-afterEach(() => {
-  expect(model.unexpected).toEqual([]);
-  expect(model.remaining).toBe(0);
-});
-
-/** Requests the model received during this test. */
-function sent(): RecordedRequest['body'][] {
-  return model.requests.slice(mark).map((r) => r.body);
-}
-
-const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
 
 describe('the step loop', () => {
   it('[TL-5] runs a two-step tool run and stores each result before the next step', async () => {
@@ -60,7 +30,7 @@ describe('the step loop', () => {
     ]);
     const structured = result.structuredContent as { thread_id: string; steps: number };
     expect(structured.steps).toBe(2);
-    const stored = await agentport.runtime.store.listMessages(structured.thread_id);
+    const stored = await h.agentport.runtime.store.listMessages(structured.thread_id);
     expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(stored[2]).toMatchObject({ toolCallId: 'c1', toolName: 'add_numbers', toolStatus: 'success', content: '5' });
   });
@@ -117,7 +87,7 @@ describe('the step loop', () => {
     expect(tools[0]!.content).toBe('Error: the database is on fire');
     expect(tools[1]!.content).toMatch(/^Error: the tool returned a result whose status is undefined/);
     const threadId = (result.structuredContent as { thread_id: string }).thread_id;
-    const stored = await agentport.runtime.store.listMessages(threadId);
+    const stored = await h.agentport.runtime.store.listMessages(threadId);
     const exploded = stored.find((m) => m.toolCallId === 't1')!;
     expect(exploded.toolStatus).toBe('error');
     // The stack is kept for debugging but not sent to the model.
@@ -132,7 +102,7 @@ describe('the step loop', () => {
 
   it('stops at the step limit with a clear error that says what was done', async () => {
     const limited = await startInProcess({
-      agentsDir: AGENTS,
+      agentsDir: RUNTIME_AGENTS,
       env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' },
       runtime: { maxSteps: 3 },
     });
@@ -215,12 +185,12 @@ describe('chat history', () => {
       const first = await call(name, { message: 'What is 1 + 2?' });
       threads[name] = (first.structuredContent as { thread_id: string }).thread_id;
     }
-    mark = model.requests.length;
+    const firstTurns = sent().length;
     for (const name of ['calculator', 'calculator_past_tools', 'forgetful']) {
       model.reply({ text: 'ok' });
       await call(name, { message: 'And again?', thread_id: threads[name] });
     }
-    const [chatOnly, withTools, none] = sent().map((r) => r.messages.slice(1));
+    const [chatOnly, withTools, none] = sent().slice(firstTurns).map((r) => r.messages.slice(1));
     expect(chatOnly).toEqual([
       { role: 'user', content: 'What is 1 + 2?' },
       { role: 'assistant', content: 'It is 3.' },
@@ -254,13 +224,13 @@ describe('attachments', () => {
     model.reply({ toolCalls: [{ id: 'img', name: 'make_chart', arguments: { name: 'chart.png' } }] }, { text: 'Here is the chart.' });
     const result = await call('calculator', { message: 'draw' });
     const threadId = (result.structuredContent as { thread_id: string }).thread_id;
-    const files = await agentport.runtime.store.listFiles(threadId, '/attachments');
+    const files = await h.agentport.runtime.store.listFiles(threadId, '/attachments');
     expect(files.map((f) => f.path)).toEqual(['/attachments/chart.png']);
-    const stored = await agentport.runtime.store.readFile(threadId, '/attachments/chart.png');
+    const stored = await h.agentport.runtime.store.readFile(threadId, '/attachments/chart.png');
     expect(Buffer.from(stored!.data).toString('base64')).toBe(
       'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
     );
-    const messages = await agentport.runtime.store.listMessages(threadId);
+    const messages = await h.agentport.runtime.store.listMessages(threadId);
     expect(messages.find((m) => m.toolCallId === 'img')!.attachments).toEqual([expect.objectContaining({ path: '/attachments/chart.png', mimeType: 'image/png', width: 1, height: 1 })]);
     // The image reaches the model right after the tool results.
     const followUp = sent()[1]!.messages.at(-1)!;
@@ -283,7 +253,7 @@ describe('attachments', () => {
     expect(tools[0]!.content).toMatch(/^Error: attachment \.\.\/\.\.\/outside\.txt refused: /);
     expect(tools[1]!.content).toMatch(/^Error: attachment .* refused: /);
     const threadId = (result.structuredContent as { thread_id: string }).thread_id;
-    expect(await agentport.runtime.store.listFiles(threadId)).toEqual([]);
+    expect(await h.agentport.runtime.store.listFiles(threadId)).toEqual([]);
   });
 
   it('[PR-13] sends images of recent messages as images and older ones as a text note', async () => {
