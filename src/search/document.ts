@@ -44,10 +44,13 @@ function collectSchemaText(schema: unknown, names: string[], texts: string[], de
   if (Array.isArray(schema.enum)) {
     for (const value of schema.enum) if (typeof value === 'string') texts.push(value);
   }
-  if (isObject(schema.properties)) {
-    for (const [name, property] of Object.entries(schema.properties)) {
+  const properties = schema.properties;
+  if (isObject(properties)) {
+    // for-in rather than Object.entries: no array per schema on a path run for every tool.
+    for (const name in properties) {
+      if (!Object.hasOwn(properties, name)) continue;
       names.push(name);
-      collectSchemaText(property, names, texts, depth + 1);
+      collectSchemaText(properties[name], names, texts, depth + 1);
     }
   }
   collectSchemaText(schema.items, names, texts, depth + 1);

@@ -197,6 +197,19 @@ describe('a folder full of mistakes', () => {
     ]);
   });
 
+  it('[PY-1] reports .prompty problems with the file and line, along with the other files\' problems', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'prompts/ok.prompty': '---\ndescription: Fine.\nmodel: m\nexposeAsTool: true\n---\nsystem:\nHello.\n',
+      'prompts/bad.prompty': '---\ndescription: Broken.\nmodel: nope\nexposeAsTool: "yes"\n---\nsystem:\nHi.\n',
+    });
+    const { registry, issues } = await loadRegistry({ agentsDir: dir });
+    expect(registry.prompts.get('ok')?.prompty).toBeDefined();
+    const errors = errorsOf(issues);
+    expect(errors).toEqual([expect.objectContaining({ field: 'exposeAsTool' })]);
+    expect(errors[0]!.file).toMatch(/prompts\/bad\.prompty:4$/);
+  });
+
   it('loads named exports made with the define functions, and plain-object default exports', async () => {
     const dir = agentsFolder({
       'models/m.mjs': `export default { name: 'm', provider: 'openai', model: 'x' };\n`,
