@@ -73,6 +73,13 @@ export async function run() {
   const firstStart = performance.now();
   await onClient.callTool({ name: 'tool_search', arguments: { query: 'analyze chemical evidence from a crime scene' } });
   const firstSearch = performance.now() - firstStart;
+  // A host that searches a moment after start-up finds the index already built in the background.
+  const warm = createAgentportServer(registry, async () => { throw new Error('not called'); }, { toolSearch: { mode: 'on' } });
+  const warmClient = await connect(await warm.factory({ era: 'legacy' }));
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const warmStart = performance.now();
+  await warmClient.callTool({ name: 'tool_search', arguments: { query: 'analyze chemical evidence from a crime scene' } });
+  const warmSearch = performance.now() - warmStart;
   const searches = [];
   for (const query of ['weather forecast for a city', 'select:srv2__analyzeEvidence', '+stock price', 'translate text to french', 'book a flight ticket']) {
     const start = performance.now();
@@ -92,7 +99,8 @@ export async function run() {
     `| agentport, tool search on | ${onList.count} | ${fmt(onList.ms)} | ${(onList.ms / bareList.ms).toFixed(2)} |`,
     '',
     `Building agentport's tool list (every schema converted once, at start-up): ${fmt(catalogMs)} ms.`,
-    `tool_search over MCP: first call ${fmt(firstSearch)} ms (builds the index), then median ${fmt(median(searches))} ms.`,
+    `tool_search over MCP: a first call right at start-up ${fmt(firstSearch)} ms (waits for the index), a first call 3 s after`,
+    `start-up ${fmt(warmSearch)} ms (index built in the background), then median ${fmt(median(searches))} ms.`,
     '',
   ].join('\n');
 }

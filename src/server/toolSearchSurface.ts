@@ -34,7 +34,7 @@ export interface Surface {
   /** Exposed tools that are not listed. */
   deferred: ExposedTool[];
   instructions: string;
-  /** The search index over every exposed tool, built on the first search (only when search is on). */
+  /** The search index over every exposed tool (only when search is on): built in the background after start-up, or by the first search. */
   index?: () => Promise<ToolSearchIndex>;
 }
 
@@ -52,6 +52,8 @@ export function planSurface(tools: readonly ExposedTool[], settings: ToolSearchS
   const deferred = tools.filter((tool) => !tool.alwaysLoad);
   const loaded = tools.filter((tool) => tool.alwaysLoad);
   let index: Promise<ToolSearchIndex> | undefined;
+  // Start building in the background once start-up is done, so the first search does not wait for it.
+  setTimeout(() => void (index ??= buildIndex(tools)), INDEX_WARM_DELAY_MS).unref();
   return {
     searchOn,
     listed: [...loaded.map(listedTool), toolSearchDefinition(deferred), callToolDefinition()],
@@ -61,10 +63,23 @@ export function planSurface(tools: readonly ExposedTool[], settings: ToolSearchS
   };
 }
 
+/** Time after start-up before the index starts building in the background. */
+const INDEX_WARM_DELAY_MS = 500;
+/** Tools indexed between two turns of the event loop while the index builds. */
+const INDEX_CHUNK = 250;
+
+/**
+ * Builds the index in chunks, yielding between them, so requests (the
+ * host's initialize and tools/list) keep being answered meanwhile.
+ */
 async function buildIndex(tools: readonly ExposedTool[]): Promise<ToolSearchIndex> {
-  // Loaded on the first search: listing tools never pays for the index.
   const { ToolSearchIndex } = await import('../search/toolIndex.js');
-  return new ToolSearchIndex(tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })));
+  const index = new ToolSearchIndex();
+  for (let start = 0; start < tools.length; start += INDEX_CHUNK) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    index.add(tools.slice(start, start + INDEX_CHUNK).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })));
+  }
+  return index;
 }
 
 function toolSearchDefinition(deferred: readonly ExposedTool[]): ToolDefinitionShape {
