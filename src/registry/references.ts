@@ -51,6 +51,16 @@ export function checkReferences(draft: Draft, issues: LoadIssue[]): Map<string, 
     if (!draft.models.has(def.model)) {
       error(prompt, 'model', `unknown model "${def.model}"${suggest(def.model, draft.models.keys())}`);
     }
+    const model = draft.models.get(def.model)?.definition;
+    if (def.reasoning?.maxTokens !== undefined && model && model.reasoningStyle !== 'openrouter') {
+      issues.push({
+        severity: 'warning',
+        file: prompt.file,
+        definition: prompt.name,
+        field: 'reasoning.maxTokens',
+        message: `not sent: model "${model.name}" uses the OpenAI reasoning style, which has no reasoning token budget (set reasoningStyle: 'openrouter' on the model if its server takes one)`,
+      });
+    }
     def.tools?.forEach((ref, i) => {
       const name = typeof ref === 'string' ? ref : ref.name;
       if (!callable(name)) error(prompt, `tools[${i}]`, `unknown tool "${name}"${suggest(name, allCallables(draft))}`);

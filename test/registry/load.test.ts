@@ -221,3 +221,16 @@ describe('a folder full of mistakes', () => {
     expect(registry.models.has('m')).toBe(true);
   });
 });
+
+describe('reasoning settings', () => {
+  it('[PR-12] warns that reasoning.maxTokens is not sent to a model with the OpenAI reasoning style', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'models/r.ts': `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'r', provider: 'openai', model: 'x', reasoningStyle: 'openrouter' });\n`,
+      'prompts/a.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'a', toolDescription: 'x', model: 'm', prompt: 'x', reasoning: { effort: 'low', maxTokens: 100 } });\n`,
+      'prompts/b.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'b', toolDescription: 'x', model: 'r', prompt: 'x', reasoning: { effort: 'low', maxTokens: 100 } });\n`,
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    expect(issues).toEqual([expect.objectContaining({ severity: 'warning', definition: 'a', field: 'reasoning.maxTokens' })]);
+  });
+});
