@@ -26,13 +26,15 @@ export interface DiscoveredFile {
 
 export async function discoverDefinitionFiles(agentsDir: string): Promise<DiscoveredFile[]> {
   const found: DiscoveredFile[] = [];
-  for (const [folder, kind] of Object.entries(KIND_FOLDERS)) {
-    for (const file of await walk(path.join(agentsDir, folder))) {
-      if (MODULE_FILE.test(file) && !SKIPPED_FILE.test(file)) found.push({ file, kind, format: 'module' });
-    }
-  }
+  // One walk of the whole folder: modules count in the kind folders, .prompty files anywhere.
   for (const file of await walk(agentsDir)) {
-    if (file.endsWith('.prompty')) found.push({ file, kind: 'prompt', format: 'prompty' });
+    if (file.endsWith('.prompty')) {
+      found.push({ file, kind: 'prompt', format: 'prompty' });
+      continue;
+    }
+    const folder = path.relative(agentsDir, file).split(path.sep)[0] ?? '';
+    const kind = Object.hasOwn(KIND_FOLDERS, folder) ? KIND_FOLDERS[folder] : undefined;
+    if (kind && MODULE_FILE.test(file) && !SKIPPED_FILE.test(file)) found.push({ file, kind, format: 'module' });
   }
   // Sorted so load order, and with it every listing, is the same on every machine.
   return found.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
