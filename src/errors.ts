@@ -3,8 +3,6 @@
  * The server translates these at one boundary (src/server/callTool.ts).
  */
 export type AgentportErrorCode =
-  /** The agents/ folder has invalid definitions. */
-  | 'DEFINITION_INVALID'
   /** Call arguments do not match the tool's input schema. */
   | 'INVALID_ARGUMENTS'
   /** No exposed tool or prompt has that name. */

@@ -54,7 +54,7 @@ describe('agentport doctor', () => {
     expect(code).toBe(1);
     expect(stdout).toContain('unknown model "gpt5"');
     expect(stdout).toContain('unknown hook id "redact_cards"');
-    expect(stdout).toContain('14 error(s)');
+    expect(stdout).toContain('15 error(s)');
   });
 });
 

@@ -38,15 +38,28 @@ describe('HTTP on loopback', () => {
       env: { ...process.env, AGENTPORT_DATA_DIR: tempDir() },
     });
     let stderr = '';
-    const url = await new Promise<string>((resolve) => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listening line:\n${stderr}`)), 20_000);
       child.stderr.on('data', (chunk: Buffer) => {
         stderr += chunk.toString();
         const match = /at (http:\/\/\S+\/mcp)/.exec(stderr);
-        if (match?.[1]) resolve(match[1]);
+        if (match?.[1]) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
       });
     });
-    child.kill();
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    try {
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      // The server reports the loopback address it bound, and answers there.
+      const port = new URL(url).port;
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(health.status).toBe(200);
+    } finally {
+      child.kill();
+      await exited;
+    }
   });
 
   it('[MC-3] rejects a foreign Origin with 403', async () => {

@@ -25,7 +25,7 @@ function inspector(args: string[]) {
 }
 
 describe('the MCP Inspector CLI with mcp.json', () => {
-  it('[MC-1] lists the example tools', async () => {
+  it('lists the example tools', async () => {
     const { stdout } = await inspector(['--method', 'tools/list']);
     const { tools } = JSON.parse(stdout) as { tools: Array<{ name: string }> };
     expect(tools.map((t) => t.name)).toEqual(['faq', 'summarize', 'support', 'triage_ticket']);

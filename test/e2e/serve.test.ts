@@ -59,6 +59,7 @@ describe.each(transports)('over %s', (transportName, connect) => {
       expect(tools.map((t) => t.name)).toEqual(['faq', 'summarize', 'support', 'triage_ticket']);
       const ajv = new Ajv2020({ strict: false });
       for (const tool of tools) {
+        expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
         expect(tool.inputSchema.type).toBe('object');
         expect(() => ajv.compile(tool.inputSchema)).not.toThrow();
         expect(tool.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });

@@ -62,7 +62,10 @@ describe('stdio', () => {
     expect(stdout).toBe('');
     expect(stderr).toContain('unknown model "gpt5"');
     expect(stderr).toContain('circular include: loop_a -> loop_b -> loop_a');
-    expect(stderr).toMatch(/not starting: 14 error\(s\)/);
+    expect(stderr).toContain('"empty_description" field toolDescription: toolDescription must not be empty');
+    expect(stderr).toContain('"bad_choice" field toolChoice: Invalid option');
+    expect(stderr).toContain('"unknown_refs" field tools[0]: unknown tool "lookup_ordr"');
+    expect(stderr).toMatch(/not starting: 15 error\(s\)/);
   });
 });
 
@@ -87,10 +90,12 @@ describe('stdio with badly behaved user code', () => {
       model.reply({ toolCalls: [{ name: 'careless', arguments: {} }] }, { text: 'first' }, { text: 'second' });
       const first = await client.callTool({ name: 'noisy', arguments: { message: 'go' } });
       expect((first.content as Array<{ text: string }>)[0]!.text).toBe('first');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Let the tool's timer fire and its rejection surface before the next call.
+      await waitFor(() => stderr().includes('unhandled rejection (kept serving)'));
       // Still alive after the unhandled rejection and the timer throw, and the JSON-RPC stream intact.
       const second = await client.callTool({ name: 'noisy', arguments: { message: 'again' } });
       expect((second.content as Array<{ text: string }>)[0]!.text).toBe('second');
+      await waitFor(() => stderr().includes('uncaught exception (kept serving)'));
       expect(stderr()).toContain('loading the noisy model');
       expect(stderr()).toContain('careless tool says hi');
       expect(stderr()).toContain('unhandled rejection (kept serving): Error: nobody handles this');

@@ -40,7 +40,7 @@ const entries = readdirSync(DIR);
 const cases = entries.filter((f) => f.endsWith('.prompty')).map((f) => f.slice(0, -'.prompty'.length)).sort();
 
 describe('prompty fixture folder', () => {
-  it('[PY-1] has an expected file for every .prompty file and no stray files', () => {
+  it('has an expected file for every .prompty file and no stray files', () => {
     const problems: string[] = [];
     for (const entry of entries) {
       if (statSync(path.join(DIR, entry)).isDirectory()) {

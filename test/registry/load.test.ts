@@ -69,7 +69,7 @@ describe('a folder full of mistakes', () => {
     expect(report).toContain('prompts/empty_description.ts "empty_description" field toolDescription: toolDescription must not be empty');
     expect(report).toContain('prompts/bad_choice.ts "bad_choice" field toolChoice');
     expect(report).toContain('prompts/unknown_refs.ts "unknown_refs" field tools[0]: unknown tool "lookup_ordr"');
-    expect(errorsOf(issues).length).toBe(14);
+    expect(errorsOf(issues).length).toBe(15);
   });
 
   it('[PR-1] requires a non-empty toolDescription and a defined model', async () => {
@@ -106,12 +106,13 @@ describe('a folder full of mistakes', () => {
     expect(find(issues, 'unknown_refs', 'prompt')[0]!.message).toContain('include of unknown prompt "nowhere"');
   });
 
-  it('[PR-5] rejects unknown tool names in every reference form', async () => {
+  it('[PR-5] rejects unknown tool names by name, in a {name, env} config and in a sub-prompt config', async () => {
     const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
     const tools = find(issues, 'unknown_refs').filter((i) => i.field?.startsWith('tools'));
     expect(tools.map((i) => [i.field, i.message])).toEqual([
       ['tools[0]', 'unknown tool "lookup_ordr"'],
       ['tools[1]', 'unknown tool "send_mail"'],
+      ['tools[3]', 'unknown tool "no_such_prompt"'],
     ]);
   });
 

@@ -44,10 +44,46 @@ describe('deferred tools in the runtime', () => {
     expect(later.tools!.at(-1)!.function.description).toContain('Deferred tools: stock_price.');
   });
 
-  it('[TS-5] never defers tool_search itself and answers a bad query with a clear error', async () => {
+  it('[TS-4] answers a bad tool_search query with a clear error the model reads', async () => {
     h.model.reply({ toolCalls: [{ id: 's', name: 'tool_search', arguments: { query: '   ' } }] }, { text: 'giving up' });
     await h.call('searcher', { message: 'x' });
     const tool = h.sent()[1]!.messages.find((m) => m.role === 'tool')!;
     expect(String(tool.content)).toMatch(/^Error: /);
+  });
+});
+
+describe('a prompt with more tools than the threshold', () => {
+  it('[TS-5] [TS-7] defers all but its always-load tools; tool_search is never deferred', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const path = await import('node:path');
+    const { tempDir } = await import('../support/mcpClients.js');
+    const { startInProcess } = await import('../support/inProcess.js');
+    const dir = tempDir('agentport-wide-');
+    mkdirSync(path.join(dir, 'models'), { recursive: true });
+    mkdirSync(path.join(dir, 'tools'), { recursive: true });
+    mkdirSync(path.join(dir, 'prompts'), { recursive: true });
+    writeFileSync(path.join(dir, 'models', 'm.ts'), `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'wide-model' });\n`);
+    const names = Array.from({ length: 45 }, (_, i) => `tool_${String(i).padStart(2, '0')}`);
+    writeFileSync(
+      path.join(dir, 'tools', 'many.ts'),
+      [`import { defineTool } from 'agentport';`, ...names.map((name, i) => `export const ${name} = defineTool({ description: 'Tool number ${i}.', ${i === 3 ? 'alwaysLoad: true, ' : ''}execute: async () => ({ status: 'success', result: '${name}' }) });`)].join('\n'),
+    );
+    writeFileSync(
+      path.join(dir, 'prompts', 'wide.ts'),
+      `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'wide', toolDescription: 'Many tools.', model: 'm', prompt: 'Wide.', tools: ${JSON.stringify(names)}, exposeAsTool: true });\n`,
+    );
+    const wide = await startInProcess({ agentsDir: dir, env: { OPENAI_BASE_URL: h.model.baseURL, OPENAI_API_KEY: 'k' } });
+    try {
+      const client = await wide.connect();
+      h.model.reply({ text: 'ok' });
+      await client.callTool({ name: 'wide', arguments: { message: 'hi' } });
+      const request = h.sent().at(-1)!;
+      expect(request.tools!.map((t) => t.function.name)).toEqual(['tool_03', 'tool_search']);
+      const description = request.tools![1]!.function.description!;
+      expect(description).toContain('tool_00, tool_01, tool_02, tool_04');
+      expect(description).not.toContain('tool_03');
+    } finally {
+      await wide.close();
+    }
   });
 });

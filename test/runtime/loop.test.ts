@@ -147,12 +147,14 @@ describe('tool choice, parallel calls and reasoning', () => {
     expect(request).not.toHaveProperty('parallel_tool_calls');
   });
 
-  it('[PR-11] passes parallelToolCalls to the model (false by default) and still runs calls in order', async () => {
+  it('[PR-11] [PR-2] passes parallelToolCalls to the model (false by default, toolChoice auto by default) and still runs calls in order', async () => {
     model.reply({ text: 'a' });
     await call('forgetful', { message: 'x' });
     model.reply({ toolCalls: [{ id: '1', name: 'add_numbers', arguments: { a: 1, b: 1 } }, { id: '2', name: 'add_numbers', arguments: { a: 2, b: 2 } }] }, { text: 'b' });
     await call('parallel', { message: 'y' });
     const [defaultRequest, parallelRequest, after] = sent();
+    // [PR-2] defaults: toolChoice auto, parallelToolCalls false.
+    expect(defaultRequest!.tool_choice).toBe('auto');
     expect(defaultRequest!.parallel_tool_calls).toBe(false);
     expect(parallelRequest!.parallel_tool_calls).toBe(true);
     expect(after!.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['2', '4']);
@@ -238,6 +240,23 @@ describe('attachments', () => {
     expect(JSON.stringify(followUp.content)).toContain('data:image/png;base64,iVBOR');
   });
 
+  it('[TL-6] passes an AttachmentRef to an existing thread file through to the tool message', async () => {
+    model.reply(
+      { toolCalls: [{ id: 'mk', name: 'make_chart', arguments: { name: 'kept.png' } }] },
+      { toolCalls: [{ id: 'ref', name: 'attach_file', arguments: { path: '/attachments/kept.png' } }] },
+      { text: 'attached' },
+    );
+    const result = await call('calculator', { message: 'make then attach' });
+    const threadId = (result.structuredContent as { thread_id: string }).thread_id;
+    const messages = await h.agentport.runtime.store.listMessages(threadId);
+    expect(messages.find((m) => m.toolCallId === 'ref')).toMatchObject({
+      toolStatus: 'success',
+      attachments: [expect.objectContaining({ path: '/attachments/kept.png', mimeType: 'image/png' })],
+    });
+    // Not stored again: still one file.
+    expect((await h.agentport.runtime.store.listFiles(threadId)).map((f) => f.path)).toEqual(['/attachments/kept.png']);
+  });
+
   it('[TL-7] refuses attachment paths that escape the thread files', async () => {
     model.reply(
       {
@@ -295,11 +314,13 @@ describe('one thread, two calls at once', () => {
     model.reply({ text: 'first turn' });
     const first = await call('calculator', { message: 'one' });
     const threadId = (first.structuredContent as { thread_id: string }).thread_id;
-    model.reply({ text: 'second turn', delayMs: 100 }, { text: 'third turn' });
-    const [second, third] = await Promise.all([
-      call('calculator', { message: 'two', thread_id: threadId }),
-      call('calculator', { message: 'three', thread_id: threadId }),
-    ]);
+    model.reply({ text: 'second turn', delayMs: 150 }, { text: 'third turn' });
+    const before = sent().length;
+    const secondCall = call('calculator', { message: 'two', thread_id: threadId });
+    // Start the third call only once the second has reached the model, so the order is known.
+    await waitFor(() => sent().length > before);
+    const thirdCall = call('calculator', { message: 'three', thread_id: threadId });
+    const [second, third] = await Promise.all([secondCall, thirdCall]);
     expect([textOf(second), textOf(third)]).toEqual(['second turn', 'third turn']);
     // The third call saw the whole second turn, not an interleaving.
     expect(sent().at(-1)!.messages.slice(1)).toEqual([
@@ -311,3 +332,37 @@ describe('one thread, two calls at once', () => {
     ]);
   });
 });
+
+describe('cancellation while a tool runs', () => {
+  it('[TL-9] fires the tool\'s abort signal, stops the run and closes the call in the thread', async () => {
+    const seen: boolean[] = ((globalThis as { __abortSeen?: boolean[] }).__abortSeen ??= []);
+    seen.length = 0;
+    model.reply({ toolCalls: [{ id: 'w', name: 'wait_for_abort', arguments: {} }, { id: 'n', name: 'add_numbers', arguments: { a: 1, b: 1 } }] });
+    const controller = new AbortController();
+    const threadsBefore = new Set((await h.agentport.runtime.store.listThreads()).map((t) => t.id));
+    const pending = h.client.callTool({ name: 'calculator', arguments: { message: 'wait' } }, { signal: controller.signal });
+    await waitFor(() => sent().length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort('stop');
+    await expect(pending).rejects.toThrow();
+    await waitFor(async () => (await newThread(threadsBefore))?.status === 'cancelled');
+    expect(seen).toEqual([true]);
+    const messages = await h.agentport.runtime.store.listMessages((await newThread(threadsBefore))!.id);
+    expect(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content])).toEqual([
+      ['w', 'Error: cancelled before this tool call finished'],
+      ['n', 'Error: cancelled before this tool call finished'],
+    ]);
+  });
+});
+
+async function newThread(before: Set<string>) {
+  return (await h.agentport.runtime.store.listThreads()).find((t) => !before.has(t.id));
+}
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const start = Date.now();
+  while (!(await condition())) {
+    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -140,7 +140,10 @@ describe('sub-prompts', () => {
   });
 });
 
-it('[SP-2] documents the result format', () => {
+it('[SP-2] documents the result format: the doc example is what the formatter produces', () => {
   const doc = readFileSync(path.join(FIXTURES, '..', '..', 'docs', 'subprompt-results.md'), 'utf8');
-  expect(doc).toContain('includeToolCalls');
+  const example = /Example with every part[^\n]*\n\n```text\n([\s\S]*?)\n```/.exec(doc)?.[1];
+  expect(example).toBeDefined();
+  const golden = readFileSync(path.join(FIXTURES, 'subprompt-results', 'rich-text-calls-errors.txt'), 'utf8').replace(/\n$/, '');
+  expect(example).toBe(golden);
 });

@@ -7,7 +7,7 @@ import { toWireMessages, type WireInput } from '../../src/runtime/wire.js';
 const options = { recentImageThreshold: 10, includeReasoning: false };
 
 describe('toWireMessages', () => {
-  it('[TL-5] drops tool calls left without a result (an interrupted run) and results without a call', () => {
+  it('drops tool calls left without a result (an interrupted run) and results without a call', () => {
     const messages: WireInput[] = [
       { role: 'user', content: 'go' },
       { role: 'assistant', content: null, toolCalls: [{ id: 'a', name: 't', arguments: '{}' }, { id: 'b', name: 't', arguments: '{}' }] },

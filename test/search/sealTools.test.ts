@@ -52,6 +52,11 @@ function toMcp(tool: SealTool): SearchableTool {
   };
 }
 
+// Outside CI the data may be absent (a clone without shared/ beside it); in CI it must be there.
+it('finds the Seal-Tools data in CI', () => {
+  if (process.env.CI) expect(HAVE_DATA, `Seal-Tools data not found in ${DATA_DIR}`).toBe(true);
+});
+
 describe.skipIf(!HAVE_DATA)('Seal-Tools dev queries', () => {
   it('[TS-2] keyword search finds the gold tools of natural-language requests (recall@5 >= 0.9)', () => {
     const index = new ToolSearchIndex(readJsonl<SealTool>('tool.jsonl').map(toMcp));

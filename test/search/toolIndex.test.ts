@@ -294,7 +294,7 @@ describe('incremental updates', () => {
     expect(names('send message', 10, live)).toEqual(names('send message', 10));
   });
 
-  it('[TS-2] names() lists the tools; get() returns the object given', () => {
+  it('names() lists the tools; get() returns the object given', () => {
     const live = new ToolSearchIndex(TOOLS.slice(0, 3));
     expect(live.names()).toEqual(['slack_send_message', 'slack_list_channels', 'github.create-issue']);
     expect(live.get('slack_list_channels')).toBe(TOOLS[1]);
