@@ -4,8 +4,26 @@
  */
 export type LogLine = (line: string) => void;
 
+/**
+ * Secret values seen by any run in this process. Log lines are written long
+ * after the run that knew a secret (an unhandled rejection, say), so the
+ * logger keeps its own list.
+ */
+const secrets = new Set<string>();
+const REDACTED = '[redacted secret]';
+
+export function hideInLogs(value: string): void {
+  secrets.add(value);
+}
+
+function redact(line: string): string {
+  let out = line;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
 export const logToStderr: LogLine = (line) => {
-  process.stderr.write(`[agentport] ${line}\n`);
+  process.stderr.write(`[agentport] ${redact(line)}\n`);
 };
 
 export const log = {

@@ -3,6 +3,8 @@
  * a result, an error message or a log line. Everything that crosses one of
  * those boundaries goes through a redactor first.
  */
+import { hideInLogs } from '../log.js';
+
 export const REDACTED = '[redacted secret]';
 
 export class Redactor {
@@ -14,6 +16,7 @@ export class Redactor {
     // Values under 4 characters would redact ordinary text; they are not worth hiding.
     if (value.length < 4 || this.secrets.has(value)) return;
     this.secrets.add(value);
+    hideInLogs(value);
     // The JSON-escaped form too: secrets with quotes or backslashes inside JSON text.
     const escaped = JSON.stringify(value).slice(1, -1);
     this.forms = [...new Set([...this.forms, value, escaped])].sort((a, b) => b.length - a.length);

@@ -106,3 +106,26 @@ describe('stdio with badly behaved user code', () => {
     }
   });
 });
+
+describe('secrets in the server log', () => {
+  it('[PR-16] redacts a secret from the log line of a rejection a tool left unhandled', async () => {
+    const { FakeModelServer } = await import('../support/fakeModelServer.js');
+    const { connectStdio } = await import('../support/mcpClients.js');
+    const model = await new FakeModelServer().start();
+    const secret = 'sk-process-level-98765';
+    try {
+      const { client, stderr } = await connectStdio('legacy', {
+        agentsDir: path.join(FIXTURES, 'agents', 'noisy'),
+        env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' },
+      });
+      model.reply({ toolCalls: [{ name: 'leaky_rejection', arguments: {} }] }, { text: 'done' });
+      await client.callTool({ name: 'noisy_secret', arguments: { message: 'go' }, _meta: { 'agentport/variables': { API_TOKEN: secret } } });
+      await waitFor(() => stderr().includes('backend refused token'));
+      expect(stderr()).toContain('backend refused token [redacted secret]');
+      expect(stderr()).not.toContain(secret);
+      await client.close();
+    } finally {
+      await model.stop();
+    }
+  });
+});
