@@ -32,7 +32,7 @@ export interface Runtime {
   runPrompt(request: RunRequest): Promise<RunResult>;
 }
 
-export function createRuntime(options: RuntimeOptions & { retryBaseDelayMs?: number }): Runtime {
+export function createRuntime(options: RuntimeOptions): Runtime {
   const { registry, store } = options;
   const env = options.env ?? process.env;
   const log = options.log ?? logToStderr;

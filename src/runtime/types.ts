@@ -14,6 +14,8 @@ export interface RuntimeOptions {
   maxDepth?: number;
   /** Interval of heartbeat progress while a model call is in flight. Default 10 s. */
   heartbeatMs?: number;
+  /** Base delay of the backoff between model retries (doubling each time). Default 500 ms. */
+  retryBaseDelayMs?: number;
   /** A prompt with more tools than this shows the model their names only, plus tool_search. Default 40. */
   toolSearchThreshold?: number;
   /** Where log lines go (stderr by default); secrets are redacted before it is called. */

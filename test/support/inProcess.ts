@@ -23,7 +23,7 @@ export interface InProcessAgentport {
 export async function startInProcess(options: {
   agentsDir: string;
   env: Record<string, string>;
-  runtime?: Partial<Omit<RuntimeOptions, 'registry'>> & { retryBaseDelayMs?: number };
+  runtime?: Partial<Omit<RuntimeOptions, 'registry'>>;
   server?: ServerOptions;
 }): Promise<InProcessAgentport> {
   const registry = await loadRegistryOrThrow({ agentsDir: options.agentsDir });
