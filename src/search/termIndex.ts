@@ -43,6 +43,9 @@ export class TermIndex extends MiniSearch<ToolDocument> {
    */
   private lengths = new Float64Array(0);
 
+  /** Term -> its postings, in front of the radix tree while documents are added. */
+  private readonly postingsByTerm = new Map<string, Map<number, Map<number, number>>>();
+
   constructor() {
     super({
       fields: [...FIELD_NAMES],
@@ -53,6 +56,27 @@ export class TermIndex extends MiniSearch<ToolDocument> {
       // `discard`, so there is no dirt to vacuum and document frequencies stay exact.
       autoVacuum: false,
     });
+    // Building the index is mostly MiniSearch walking its radix tree once per
+    // term occurrence. Most terms recur across tools, so a Map from term to
+    // its postings skips the walk for every occurrence after the first. The
+    // postings objects are the tree's own, so searches see the same data.
+    // MiniSearch declares addTerm private: hence an assignment, not an override.
+    (this as unknown as { addTerm: (fieldId: number, documentId: number, term: string) => void }).addTerm = (fieldId, documentId, term) => {
+      let postings = this.postingsByTerm.get(term);
+      if (postings === undefined) {
+        postings = this._index.fetch(term, () => new Map()) as Map<number, Map<number, number>>;
+        this.postingsByTerm.set(term, postings);
+      }
+      const documents = postings.get(fieldId);
+      if (documents === undefined) postings.set(fieldId, new Map([[documentId, 1]]));
+      else documents.set(documentId, (documents.get(documentId) ?? 0) + 1);
+    };
+  }
+
+  override remove(document: ToolDocument): void {
+    // Removing can drop terms from the tree; the Map must not keep detached postings.
+    this.postingsByTerm.clear();
+    super.remove(document);
   }
 
   override add(document: ToolDocument): void {
