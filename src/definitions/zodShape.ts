@@ -13,10 +13,6 @@ export function zodTypeOf(value: unknown): string | undefined {
   return (value as ZodInternals)._zod?.def?.type;
 }
 
-export function isZodSchema(value: unknown): value is z.ZodType {
-  return zodTypeOf(value) !== undefined;
-}
-
 export function isZodObject(value: unknown): value is z.ZodObject<z.ZodRawShape> {
   return zodTypeOf(value) === 'object';
 }

@@ -9,7 +9,7 @@ import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerConte
 import { errorMessage, isAgentportError } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { RunResult } from '../runtime/types.js';
-import { log } from './log.js';
+import { log } from '../log.js';
 import type { ExposedTool } from './toolCatalog.js';
 
 /** `_meta` key under which a caller may pass values for declared variables. */

@@ -10,7 +10,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, localhostAllowedHostnames, localhostAllowedOrigins } from '@modelcontextprotocol/server';
 import type { AgentportServer } from './createServer.js';
-import { log } from './log.js';
+import { log } from '../log.js';
 import { VERSION } from './version.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './httpDefaults.js';
 

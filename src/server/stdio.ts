@@ -4,7 +4,7 @@
  */
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { AgentportServer } from './createServer.js';
-import { log } from './log.js';
+import { log } from '../log.js';
 
 export function startStdio(server: AgentportServer): void {
   const handle = serveStdio(server.factory, { onerror: (error) => log.error(error.message) });

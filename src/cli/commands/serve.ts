@@ -59,7 +59,7 @@ export function registerServeCommand(program: Command): void {
       }
       const [{ createAgentportServer }, { log }] = await Promise.all([
         import('../../server/createServer.js'),
-        import('../../server/log.js'),
+        import('../../log.js'),
       ]);
       const dataDir = dataDirOf(options);
       // The runtime and the store load on the first tools/call.
