@@ -1,29 +1,63 @@
 /**
- * One error type for everything agentport reports, told apart by a string code.
- * The server translates these at one boundary (src/server/callTool.ts).
+ * One error type for everything agentport reports, told apart by a string
+ * code. The codes below are the whole list: results, logs and the CLI carry
+ * them unchanged, and the server turns them into MCP results at one place
+ * (src/server/callTool.ts). docs/errors.md explains each one to users.
  */
-export type AgentportErrorCode =
-  /** Call arguments do not match the tool's input schema. */
-  | 'INVALID_ARGUMENTS'
-  /** No exposed tool or prompt has that name. */
-  | 'UNKNOWN_TOOL'
-  /** A model is missing configuration (API key, base URL). */
-  | 'MODEL_CONFIG'
-  /** The model provider failed after retries and fallbacks. */
-  | 'MODEL_FAILED'
-  /** Required variables have no value. */
-  | 'MISSING_VARIABLES'
-  /** The caller cancelled the run. */
-  | 'CANCELLED';
+export const ERROR_CODES = {
+  // -- calls and definitions
+  INVALID_ARGUMENTS: 'arguments (of a call, a tool or a store method) do not match what is expected',
+  UNKNOWN_TOOL: 'no exposed tool, prompt or agent has that name',
+  MISSING_VARIABLES: 'required variables have no value',
+  DEFINITION_INVALID: 'the agents folder has definitions with errors',
+  PROMPTY_INVALID: 'a .prompty file cannot be loaded',
+  PROMPTY_RENDER: 'a .prompty template cannot be rendered with the given inputs',
+  // -- models
+  MODEL_CONFIG: 'a model is missing configuration (API key, base URL) or does not exist',
+  MODEL_FAILED: 'the model provider failed after retries and fallbacks',
+  TOOL_REQUIRED: 'the model kept answering without a tool although toolChoice is "required"',
+  // -- runs and sessions
+  STEP_LIMIT: 'a side took more steps in one turn than its maxSteps (or --max-steps) allows',
+  DEPTH_LIMIT: 'sub-prompts nested deeper than the runtime allows',
+  SESSION_TURN_LIMIT: 'an agent session reached maxSessionTurns without a side ending it',
+  SESSION_FAILED: "a side called its agent's sessionFail tool",
+  CANCELLED: 'the caller cancelled the run',
+  // -- threads and the store
+  THREAD_NOT_FOUND: 'no thread has that id',
+  THREAD_EXISTS: 'a thread with that id already exists',
+  THREAD_TERMINATED: 'the thread was terminated and cannot run again',
+  INVALID_THREAD_ID: 'a thread id is not of the safe form',
+  INVALID_PATH: 'a file path is malformed or escapes the folder it must stay in',
+  SECRET_KEY_INVALID: 'the secret key does not hold 32 bytes',
+  SECRET_DECRYPT_FAILED: 'a stored secret cannot be decrypted (wrong key or tampered data)',
+  CORRUPT_DATA: 'stored data cannot be read as what it should be',
+  UNSUPPORTED_VERSION: 'stored data was written by a newer format version',
+  // -- anything else
+  INTERNAL: 'an unexpected failure inside agentport (a bug: please report it)',
+} as const;
+
+export type AgentportErrorCode = keyof typeof ERROR_CODES;
+
+/** An error as results carry it: `structuredContent.error` of an `isError` MCP result. */
+export interface ErrorInfo {
+  code: AgentportErrorCode;
+  message: string;
+  data?: Record<string, unknown>;
+}
 
 export class AgentportError extends Error {
   constructor(
     readonly code: AgentportErrorCode,
     message: string,
     readonly data?: Record<string, unknown>,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'AgentportError';
+  }
+
+  info(): ErrorInfo {
+    return { code: this.code, message: this.message, ...(this.data ? { data: this.data } : {}) };
   }
 }
 
@@ -31,6 +65,21 @@ export function isAgentportError(value: unknown): value is AgentportError {
   return value instanceof AgentportError;
 }
 
+/** True for an {@link AgentportError} with that code. */
+export function hasCode(value: unknown, code: AgentportErrorCode): value is AgentportError {
+  return value instanceof AgentportError && value.code === code;
+}
+
+/** Any thrown value as an {@link ErrorInfo}; what is not an AgentportError is `INTERNAL`. */
+export function errorInfo(error: unknown): ErrorInfo {
+  return isAgentportError(error) ? error.info() : { code: 'INTERNAL', message: errorMessage(error) };
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Throws CANCELLED when the signal has aborted. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new AgentportError('CANCELLED', 'the call was cancelled');
 }

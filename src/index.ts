@@ -3,10 +3,23 @@
  * their types. Files written against `@standardagents/spec` load unchanged:
  * that specifier is mapped to this module when agents/ is loaded.
  */
+export { ERROR_CODES, AgentportError, type AgentportErrorCode, type ErrorInfo } from './errors.js';
 export { defineAgent, defineHook, defineModel, definePrompt, defineTool } from './definitions/define.js';
 export type {
   AgentDefinition,
   AgentSide,
+  DirectoryEntry,
+  FileRecord,
+  GetMessagesOptions,
+  GrepMatch,
+  HookSignatures,
+  HookThread,
+  HookToolCall,
+  MessageUpdate,
+  NewThreadMessage,
+  SessionToolBinding,
+  SubagentRegistryEntry,
+  ThreadMessage,
   AttachmentRef,
   DefineToolOptions,
   ExecutionState,

@@ -34,3 +34,61 @@ export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
 export function describeZodIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): string {
   return issues.map((issue) => `${fieldPath(issue.path) || '(arguments)'}: ${issue.message}`).join('; ');
 }
+
+/**
+ * What a value is, for "got ..." in messages: `number 42`, `string "x"`,
+ * `an object`. With `withValue: false` only the kind (`a string`), for fields
+ * whose values may be secrets (env defaults).
+ */
+export function describeValue(value: unknown, withValue = true): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string': {
+      if (!withValue) return 'a string';
+      const shown = value.length > 40 ? `${value.slice(0, 37)}...` : value;
+      return `string ${JSON.stringify(shown)}`;
+    }
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return withValue ? `${typeof value} ${String(value)}` : `a ${typeof value}`;
+    case 'function':
+      return 'a function';
+    case 'symbol':
+      return 'a symbol';
+    default:
+      break;
+  }
+  if (Array.isArray(value)) return 'an array';
+  const zodType = (value as { _zod?: { def?: { type?: unknown } } })._zod?.def?.type;
+  if (typeof zodType === 'string') return `a zod ${zodType} schema`;
+  return 'an object';
+}
+
+/** ` (did you mean "x"?)` for a close name among `candidates`, else "". */
+export function suggestName(name: string, candidates: Iterable<string>): string {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best ? ` (did you mean "${best}"?)` : '';
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}

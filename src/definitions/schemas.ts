@@ -1,9 +1,17 @@
 /**
  * zod schemas for the definitions themselves (spec §9 validation). They check
- * structure only; cross-references (a prompt's model exists, ...) are checked
- * by the registry once everything is loaded.
+ * structure only; cross-field rules (validate.ts) and cross-references (a
+ * prompt's model exists, ...; src/registry/references.ts) are checked apart.
+ *
+ * Objects are strict: a key a schema does not know becomes an
+ * `unrecognized_keys` issue, which validate.ts reports as a warning (likely a
+ * typo) rather than an error. The one exception is a tool config in a prompt's
+ * `tools`: which keys it takes depends on what the name refers to (a tool, a
+ * prompt or an agent), so the registry checks its keys once everything is
+ * loaded (see {@link TOOL_CONFIG_KEYS}).
  */
 import { z } from 'zod';
+import type { HookName } from './types.js';
 import { isZodObject } from './zodShape.js';
 
 const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
@@ -13,7 +21,9 @@ const zodObjectSchema = (what: string) =>
 
 const stringRecord = z.record(z.string(), z.string());
 
-const variable = z.object({
+const positiveInt = z.number().int().positive();
+
+const variable = z.strictObject({
   name: nonEmpty('variable name'),
   type: z.enum(['text', 'secret']),
   required: z.boolean(),
@@ -22,26 +32,82 @@ const variable = z.object({
 });
 
 const promptPart = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), content: z.string() }),
-  z.object({ type: z.literal('include'), prompt: nonEmpty('include prompt name') }),
+  z.strictObject({ type: z.literal('text'), content: z.string() }),
+  z.strictObject({ type: z.literal('include'), prompt: nonEmpty('include prompt name') }),
 ]);
 
-const toolReference = z.union([
-  nonEmpty('tool name'),
-  z.looseObject({
-    name: nonEmpty('tool name'),
-    env: stringRecord.optional(),
-    options: z.record(z.string(), z.unknown()).optional(),
-    includeTextResponse: z.boolean().optional(),
-    includeToolCalls: z.boolean().optional(),
-    includeErrors: z.boolean().optional(),
-    initUserMessageProperty: z.string().optional(),
-    initAttachmentsProperty: z.string().optional(),
-    initAgentNameProperty: z.string().optional(),
-    blocking: z.boolean().optional(),
-    optional: z.string().optional(),
-  }),
-]);
+// ---------------------------------------------------------------- tool configs
+
+/** Keys of each kind of tool config, by what the config's `name` refers to. */
+export const TOOL_CONFIG_KEYS = {
+  /** `ToolConfig`: a function tool. */
+  tool: ['name', 'env', 'options'],
+  /** `SubpromptConfig`: a prompt used as a tool. */
+  prompt: ['name', 'includeTextResponse', 'includeToolCalls', 'includeErrors', 'initUserMessageProperty', 'initAttachmentsProperty'],
+  /** `SubagentToolConfig`: an agent used as a tool. */
+  agent: [
+    'name',
+    'blocking',
+    'initUserMessageProperty',
+    'initAttachmentsProperty',
+    'initAgentNameProperty',
+    'immediate',
+    'optional',
+    'resumable',
+  ],
+} as const satisfies Record<'tool' | 'prompt' | 'agent', readonly string[]>;
+
+/**
+ * Subagent config fields the runtime does not act on yet: they are accepted
+ * (and type-checked) but each one is reported with a warning.
+ */
+export const UNSUPPORTED_SUBAGENT_FIELDS = ['blocking', 'immediate', 'optional', 'resumable', 'initAgentNameProperty'] as const;
+
+/**
+ * A `{ name, ... }` entry of a prompt's `tools`: every key of every kind,
+ * type-checked. Loose on purpose: unknown keys are reported by the registry,
+ * which knows the kind.
+ */
+const toolConfig = z.looseObject({
+  name: nonEmpty('tool name'),
+  // ToolConfig
+  env: stringRecord.optional(),
+  options: z.record(z.string(), z.unknown()).optional(),
+  // SubpromptConfig (and the init* fields of SubagentToolConfig)
+  includeTextResponse: z.boolean().optional(),
+  includeToolCalls: z.boolean().optional(),
+  includeErrors: z.boolean().optional(),
+  initUserMessageProperty: z.string().optional(),
+  initAttachmentsProperty: z.string().optional(),
+  // SubagentToolConfig
+  initAgentNameProperty: z.string().optional(),
+  blocking: z.boolean().optional(),
+  immediate: z
+    .union([
+      z.boolean(),
+      z.strictObject({
+        nameEnv: z.string().optional(),
+        descriptionEnv: z.string().optional(),
+        scopedEnv: z.array(z.string()).optional(),
+      }),
+    ])
+    .optional(),
+  optional: z.string().optional(),
+  resumable: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        receives_messages: z.enum(['side_a', 'side_b']),
+        maxInstances: positiveInt.optional(),
+        parentCommunication: z.enum(['implicit', 'explicit']).optional(),
+      }),
+    ])
+    .optional(),
+});
+
+const toolReference = z.union([nonEmpty('tool name'), toolConfig]);
+
+// ---------------------------------------------------------------- prompts, tools, models
 
 const exposure = {
   exposeAsTool: z.boolean().optional(),
@@ -50,7 +116,7 @@ const exposure = {
   defer: z.boolean().optional(),
 };
 
-export const promptDefinitionSchema = z.object({
+export const promptDefinitionSchema = z.strictObject({
   name: nonEmpty('name'),
   toolDescription: nonEmpty('toolDescription'),
   prompt: z.union([z.string(), z.array(promptPart)], {
@@ -66,9 +132,9 @@ export const promptDefinitionSchema = z.object({
   variables: z.array(variable).optional(),
   env: stringRecord.optional(),
   reasoning: z
-    .object({
+    .strictObject({
       effort: z.enum(['low', 'medium', 'high']).optional(),
-      maxTokens: z.number().int().positive().optional(),
+      maxTokens: positiveInt.optional(),
       exclude: z.boolean().optional(),
       include: z.boolean().optional(),
     })
@@ -78,7 +144,7 @@ export const promptDefinitionSchema = z.object({
   ...exposure,
 });
 
-export const toolDefinitionSchema = z.object({
+export const toolDefinitionSchema = z.strictObject({
   description: nonEmpty('description'),
   args: zodObjectSchema('args').optional(),
   execute: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'execute must be a function'),
@@ -93,7 +159,7 @@ const providerObject = z.custom<{ complete: unknown }>(
   'provider must be "openai" or an object with a complete() method',
 );
 
-export const modelDefinitionSchema = z.object({
+export const modelDefinitionSchema = z.strictObject({
   name: nonEmpty('name'),
   provider: z.union([z.literal('openai'), providerObject], {
     error: 'provider must be "openai" or an object with a complete() method',
@@ -103,59 +169,103 @@ export const modelDefinitionSchema = z.object({
   apiKeyEnv: nonEmpty('apiKeyEnv').optional(),
   fallbacks: z.array(nonEmpty('fallback model name')).optional(),
   temperature: z.number().optional(),
-  maxTokens: z.number().int().positive().optional(),
-  timeoutMs: z.number().int().positive().optional(),
+  maxTokens: positiveInt.optional(),
+  timeoutMs: positiveInt.optional(),
   maxRetries: z.number().int().min(0).optional(),
   reasoningStyle: z.enum(['openai', 'openrouter']).optional(),
   options: z.record(z.string(), z.unknown()).optional(),
 });
 
+// ---------------------------------------------------------------- hooks
+
+/** Every hook point, in the order of `HookSignatures` (src/definitions/types.ts). */
 export const HOOK_NAMES = [
   'filter_messages',
   'prefilter_llm_history',
+  'after_system_message',
   'before_create_message',
   'after_create_message',
+  'before_update_message',
+  'after_update_message',
   'before_store_tool_result',
   'after_tool_call_success',
   'after_tool_call_failure',
   'after_thread_created',
-] as const;
+  'after_subagent_created',
+] as const satisfies readonly HookName[];
 
-export const hookDefinitionSchema = z.object({
+/**
+ * Compile-time check that HOOK_NAMES lists every key of HookSignatures: a hook
+ * added to the type but not here makes this alias fail to compile.
+ */
+type MustBeNever<T extends never> = T;
+export type UnlistedHookNames = MustBeNever<Exclude<HookName, (typeof HOOK_NAMES)[number]>>;
+
+export const hookDefinitionSchema = z.strictObject({
   id: nonEmpty('id'),
   hook: z.enum(HOOK_NAMES),
   execute: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'execute must be a function'),
 });
 
-const agentSide = z.object({
-  label: z.string().optional(),
+// ---------------------------------------------------------------- agents
+
+const sessionToolBinding = z.union([
+  nonEmpty('session tool name'),
+  z.strictObject({
+    name: nonEmpty('session tool name'),
+    messageProperty: z.string().optional(),
+    attachmentsProperty: z.string().optional(),
+  }),
+]);
+
+/**
+ * Deprecated side fields and the field each one is an alias of. The registry
+ * rewrites them to the new name (src/definitions/normalize.ts), so the runtime
+ * only ever sees the new names.
+ */
+export const DEPRECATED_SIDE_FIELDS = {
+  endSessionTool: 'sessionStop',
+  failSessionTool: 'sessionFail',
+  statusTool: 'sessionStatus',
+  endConversationTool: 'sessionStop',
+} as const;
+
+export const agentSideSchema = z.strictObject({
   prompt: nonEmpty('prompt'),
+  label: z.string().optional(),
   stopOnResponse: z.boolean().optional(),
-  stopTool: z.string().optional(),
-  stopToolResponseProperty: z.string().optional(),
-  maxSteps: z.number().int().positive().optional(),
-  endConversationTool: z.string().optional(),
+  stopTool: nonEmpty('stopTool').optional(),
+  stopToolResponseProperty: nonEmpty('stopToolResponseProperty').optional(),
+  maxSteps: positiveInt.optional(),
+  sessionStop: sessionToolBinding.optional(),
+  sessionFail: sessionToolBinding.optional(),
+  sessionStatus: sessionToolBinding.optional(),
+  // Deprecated aliases, see DEPRECATED_SIDE_FIELDS.
+  endSessionTool: nonEmpty('endSessionTool').optional(),
+  failSessionTool: nonEmpty('failSessionTool').optional(),
+  statusTool: nonEmpty('statusTool').optional(),
+  endConversationTool: nonEmpty('endConversationTool').optional(),
 });
 
-export const agentDefinitionSchema = z
-  .object({
-    name: nonEmpty('name'),
-    type: z.enum(['ai_human', 'dual_ai']).optional(),
-    toolDescription: nonEmpty('toolDescription').optional(),
-    sideA: agentSide,
-    sideB: agentSide.optional(),
-    maxSessionTurns: z.number().int().positive().optional(),
-    hooks: z.array(nonEmpty('hook id')).optional(),
-    env: stringRecord.optional(),
-    variables: z.array(variable).optional(),
-    tags: z.array(z.string()).optional(),
-    ...exposure,
-  })
-  .superRefine((agent, ctx) => {
-    if (agent.exposeAsTool && !agent.toolDescription) {
-      ctx.addIssue({ code: 'custom', path: ['toolDescription'], message: 'an agent with exposeAsTool needs a toolDescription' });
-    }
-    if (agent.type === 'dual_ai' && !agent.sideB) {
-      ctx.addIssue({ code: 'custom', path: ['sideB'], message: 'a dual_ai agent needs sideB' });
-    }
-  });
+/** Structure only; the rules between fields (a dual_ai agent needs sideB, ...) are in validate.ts. */
+export const agentDefinitionSchema = z.strictObject({
+  name: nonEmpty('name'),
+  type: z.enum(['ai_human', 'dual_ai']).optional(),
+  toolDescription: nonEmpty('toolDescription').optional(),
+  description: z.string().optional(),
+  sideA: agentSideSchema,
+  sideB: agentSideSchema.optional(),
+  maxSessionTurns: positiveInt.optional(),
+  hooks: z.array(nonEmpty('hook id')).optional(),
+  env: stringRecord.optional(),
+  tenvs: stringRecord.optional(),
+  variables: z.array(variable).optional(),
+  tags: z.array(z.string()).optional(),
+  /** Accepted, with a warning: agentport does not show icons yet. */
+  icon: z.string().optional(),
+  packageName: z.string().optional(),
+  version: z.string().optional(),
+  author: z.string().optional(),
+  license: z.string().optional(),
+  ...exposure,
+});

@@ -166,23 +166,140 @@ export interface ToolResult {
   attachments?: Array<ToolAttachment | AttachmentRef>;
 }
 
-/** What a tool sees of the run while it executes. */
+/** What a tool or hook sees of the run while it executes (the spec's ExecutionState). */
 export interface ExecutionState {
-  stepCount: number;
-  currentSide: 'a' | 'b';
-  abortSignal: AbortSignal;
+  /** Steps (model calls) taken so far in this session, both sides together. */
+  readonly stepCount: number;
+  /** The side whose turn it is: always 'a' outside dual_ai sessions. */
+  readonly currentSide: 'a' | 'b';
+  readonly sideAStepCount: number;
+  readonly sideBStepCount: number;
+  /** Whether `stop()` (or `terminate()`) was called. */
+  readonly stopped: boolean;
+  readonly stoppedBy?: 'a' | 'b';
+  /** Aborts when the caller cancels. */
+  readonly abortSignal: AbortSignal;
+  /** Ends the session once the current step is done; the last response is its result. */
+  stop(): void;
+  /** Ends the current turn once the current step is done and gives the next turn to `side` (dual_ai). */
+  forceTurn(side: 'a' | 'b'): void;
 }
 
-/** The thread a tool runs in. */
+/** A message of a thread, as tools and hooks see it (the store's record). */
+export type ThreadMessage = import('../store/types.js').StoredMessage;
+/** A message to add to a thread: role and content, optionally tool fields and meta. */
+export type NewThreadMessage = import('../store/types.js').NewMessage;
+/** What `updateMessage` may change. */
+export type MessageUpdate = Partial<Pick<ThreadMessage, 'content' | 'meta' | 'reasoning'>>;
+
+export interface GetMessagesOptions {
+  /** At most this many messages (default: all). */
+  limit?: number;
+  /** Skip this many messages first, counted in `order`. */
+  offset?: number;
+  /** `asc` (oldest first, the default) or `desc`. */
+  order?: 'asc' | 'desc';
+}
+
+/** A file of the thread, as the file API reports it. */
+export interface FileRecord extends AttachmentRef {}
+
+export interface DirectoryEntry {
+  name: string;
+  path: string;
+  type: 'file' | 'directory';
+  /** Bytes, for files. */
+  size?: number;
+}
+
+export interface GrepMatch {
+  path: string;
+  /** 1-based line number. */
+  line: number;
+  text: string;
+}
+
+/** The thread a tool or hook runs in (the spec's ThreadState). */
 export interface ThreadState {
-  threadId: string;
-  /** Name of the prompt the thread runs. */
-  prompt: string;
-  /** Resolve a variable (tool env, prompt env, agent env, thread/call values; later wins). */
+  // -- identity
+  readonly threadId: string;
+  /** The agent running the thread, or the prompt when a prompt was called directly. */
+  readonly agentId: string;
+  /** The prompt running now (the current side's prompt in an agent session). */
+  readonly prompt: string;
+  /** The caller's subject on multi-user servers; null otherwise. */
+  readonly userId: string | null;
+  /** The validated arguments the thread was invoked with. */
+  readonly arguments: Readonly<Record<string, unknown>>;
+  /** When the thread was created, in microseconds since the epoch. */
+  readonly createdAt: number;
+
+  // -- messages
+  getMessages(options?: GetMessagesOptions): Promise<{ messages: ThreadMessage[]; total: number; hasMore: boolean }>;
+  getMessage(id: string): Promise<ThreadMessage | undefined>;
+  /** Stores a message without running anything. */
+  injectMessage(message: NewThreadMessage): Promise<ThreadMessage>;
+  /** Delivers a message before the next step of the running turn, or starts a turn on an idle thread. */
+  queueMessage(message: NewThreadMessage): Promise<void>;
+  updateMessage(id: string, updates: MessageUpdate): Promise<ThreadMessage>;
+  /** Deletes a message; deleting an assistant message deletes the results of its tool calls too. */
+  deleteMessage(id: string): Promise<void>;
+
+  // -- variables
+  /** A variable's value (tool config env, prompt env, agent env, server env, thread and call values; later wins). */
   env(name: string): Promise<string | undefined>;
-  /** Values for the tool's declared `tenvs`. */
-  tenvs: Record<string, unknown>;
-  execution: ExecutionState;
+  /** 'secret' or 'text'; undefined for a name with no value. */
+  envType(name: string): 'secret' | 'text' | undefined;
+  /** Sets a variable for this thread (kept for later turns); a name nobody declared is secret unless `type: 'text'`. */
+  setEnv(name: string, value: string, options?: { type?: 'secret' | 'text' }): Promise<void>;
+  /** Values of the running tool's declared `tenvs`. */
+  readonly tenvs: Record<string, unknown>;
+
+  // -- durable per-thread values
+  getValue<T = unknown>(key: string): Promise<T | undefined>;
+  /** Stores a JSON value for the thread; `null` or `undefined` deletes the key. */
+  setValue(key: string, value: unknown): Promise<void>;
+
+  // -- tools
+  /** Runs a tool of the current prompt now and returns its result (nothing is stored). */
+  invokeTool(name: string, args: Record<string, unknown>): Promise<ToolResult>;
+  /** Queues a tool call: it runs before the next step as if the model had called it, and the model sees it. */
+  queueTool(name: string, args: Record<string, unknown>): Promise<void>;
+
+  // -- definitions
+  loadPrompt(name: string): PromptDefinition | undefined;
+  loadAgent(name: string): AgentDefinition | undefined;
+  loadModel(name: string): ModelDefinition | undefined;
+  getPromptNames(): string[];
+  getAgentNames(): string[];
+  getModelNames(): string[];
+
+  // -- the thread's files (paths confined to the thread)
+  writeFile(path: string, data: string | Uint8Array, mimeType: string, options?: { name?: string; description?: string; width?: number; height?: number }): Promise<FileRecord>;
+  /** The file's bytes, or null when there is none. */
+  readFile(path: string): Promise<Uint8Array | null>;
+  statFile(path: string): Promise<FileRecord | null>;
+  /** Files and directories directly inside `path`. */
+  readdirFile(path: string): Promise<DirectoryEntry[]>;
+  unlinkFile(path: string): Promise<void>;
+  /** Directories exist while they hold files: this checks the path and creates nothing. */
+  mkdirFile(path: string): Promise<void>;
+  /** Removes an empty directory; `recursive` removes what it holds. */
+  rmdirFile(path: string, options?: { recursive?: boolean }): Promise<void>;
+  /** Files whose path matches a glob (`*`, `**`, `?`). */
+  findFiles(pattern: string): Promise<FileRecord[]>;
+  /** Lines of text files matching a regular expression, optionally under `path` only. */
+  grepFiles(pattern: string | RegExp, options?: { path?: string }): Promise<GrepMatch[]>;
+
+  // -- execution
+  readonly execution: ExecutionState;
+  /** Ends the session now and marks the thread terminated: it cannot be continued. */
+  terminate(): Promise<void>;
+  /**
+   * Per-execution values, not stored. `context.options` holds the static
+   * `options` of the running tool's `{ name, options }` config.
+   */
+  readonly context: Record<string, unknown>;
 }
 
 export type ToolExecute<Args extends ToolArgs | null> = Args extends ToolArgs
@@ -275,34 +392,99 @@ export interface ModelDefinition<N extends string = string> {
 
 // ---------------------------------------------------------------- hooks
 
-export type HookName =
-  | 'filter_messages'
-  | 'prefilter_llm_history'
-  | 'before_create_message'
-  | 'after_create_message'
-  | 'before_store_tool_result'
-  | 'after_tool_call_success'
-  | 'after_tool_call_failure'
-  | 'after_thread_created';
+/** A tool call as hooks see it: the arguments parsed (empty when they were not valid JSON). */
+export interface HookToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** What `after_thread_created` receives. */
+export interface HookThread {
+  id: string;
+  /** The prompt or agent the thread runs. */
+  prompt: string;
+  parentId?: string;
+  createdAt: string;
+}
+
+/** A child thread as the parent's `children` lists it. */
+export interface SubagentRegistryEntry {
+  reference: string;
+  name: string;
+  description: string;
+  status: 'running' | 'idle' | 'terminated';
+  resumable: boolean;
+  blocking: boolean;
+  createdAt: number;
+}
+
+type Maybe<T> = T | void | undefined | Promise<T | void | undefined>;
+
+/** The signature of each hook point: ThreadState first, then the point's data. */
+export interface HookSignatures {
+  /** The stored history before context assembly; may return a filtered list. */
+  filter_messages: (state: ThreadState, messages: ThreadMessage[]) => Maybe<ThreadMessage[]>;
+  /** The exact Chat Completions messages about to be sent; may return others. */
+  prefilter_llm_history: (state: ThreadState, messages: ModelRequestMessage[]) => Maybe<ModelRequestMessage[]>;
+  /** The rendered system message of the running prompt; may return a replacement. */
+  after_system_message: (state: ThreadState, message: string) => Maybe<string>;
+  before_create_message: (state: ThreadState, message: NewThreadMessage) => Maybe<NewThreadMessage>;
+  after_create_message: (state: ThreadState, message: ThreadMessage) => Maybe<void>;
+  before_update_message: (state: ThreadState, messageId: string, updates: MessageUpdate) => Maybe<MessageUpdate>;
+  after_update_message: (state: ThreadState, message: ThreadMessage) => Maybe<void>;
+  /** Right before a tool result is stored; may return a replacement. */
+  before_store_tool_result: (state: ThreadState, toolCall: HookToolCall, result: ToolResult) => Maybe<ToolResult>;
+  /** After a tool succeeded; may return a replacement result. */
+  after_tool_call_success: (state: ThreadState, toolCall: HookToolCall, result: ToolResult) => Maybe<ToolResult | null>;
+  /** After a tool failed; returning a result replaces the error (recovery). */
+  after_tool_call_failure: (state: ThreadState, toolCall: HookToolCall, error: Error) => Maybe<ToolResult | null>;
+  after_thread_created: (state: ThreadState, thread: HookThread) => Maybe<void>;
+  /** On the parent, after a subagent's thread was created. */
+  after_subagent_created: (state: ThreadState, child: SubagentRegistryEntry) => Maybe<void>;
+}
+
+export type HookName = keyof HookSignatures;
 
 export interface HookDefinition<H extends HookName = HookName> {
   id: string;
   hook: H;
-  // Each hook point passes its own data; the runtime documents the shapes.
-  execute: (state: ThreadState, data: unknown) => unknown;
+  execute: HookSignatures[H];
 }
 
 // ---------------------------------------------------------------- agents
 
+/**
+ * A session tool: a tool name, or the name plus which of its arguments carry
+ * the message (default `message`) and the attachments.
+ */
+export type SessionToolBinding = string | { name: string; messageProperty?: string; attachmentsProperty?: string };
+
 export interface AgentSide {
-  label?: string;
   /** Name of the prompt this side runs. */
   prompt: string;
+  /** Shown in progress and logs (default: the prompt's name). */
+  label?: string;
+  /** The side's turn ends when it answers with text and no tool call (default true). */
   stopOnResponse?: boolean;
+  /** Calling this tool ends the side's turn. */
   stopTool?: string;
+  /** The argument of `stopTool` that is the turn's response. */
   stopToolResponseProperty?: string;
+  /** Steps this side may take in one turn (default: the runtime's --max-steps). */
   maxSteps?: number;
-  endConversationTool?: string;
+  /** Calling this tool ends the session successfully; its message is the result. */
+  sessionStop?: SessionToolBinding;
+  /** Calling this tool ends the session as a failure; its message is the error. */
+  sessionFail?: SessionToolBinding;
+  /** Calling this tool reports progress; the session goes on. */
+  sessionStatus?: SessionToolBinding;
+  /** @deprecated use sessionStop */
+  endSessionTool?: string;
+  /** @deprecated use sessionFail */
+  failSessionTool?: string;
+  /** @deprecated use sessionStatus */
+  statusTool?: string;
 }
 
 export interface AgentDefinition<N extends string = string> extends ExposureOptions {
@@ -310,11 +492,20 @@ export interface AgentDefinition<N extends string = string> extends ExposureOpti
   /** `ai_human`: one AI side talking to a person; `dual_ai`: two AI sides. */
   type?: 'ai_human' | 'dual_ai';
   toolDescription?: string;
+  description?: string;
   sideA: AgentSide;
   sideB?: AgentSide;
+  /** Turns (of both sides together) a dual_ai session may take before it ends as an error. */
   maxSessionTurns?: number;
   hooks?: string[];
   env?: Record<string, string>;
+  /** Older name of `env`. */
+  tenvs?: Record<string, string>;
   variables?: VariableDefinition[];
   tags?: string[];
+  /** Packaging metadata, kept as written. */
+  packageName?: string;
+  version?: string;
+  author?: string;
+  license?: string;
 }

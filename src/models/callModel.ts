@@ -4,7 +4,7 @@
  * the model's `fallbacks` are tried in order. Cancellation is never retried.
  */
 import type { ModelDefinition, ModelProvider, ModelRequest, ModelResponse } from '../definitions/types.js';
-import { AgentportError, errorMessage } from '../errors.js';
+import { AgentportError, errorMessage, throwIfAborted } from '../errors.js';
 import type { ModelResolver } from './resolveModel.js';
 
 export interface CallModelOptions {
@@ -86,10 +86,6 @@ async function completeOnce(provider: ModelProvider, request: ModelRequest, sign
   } finally {
     signal.removeEventListener('abort', forward);
   }
-}
-
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new AgentportError('CANCELLED', 'the call was cancelled');
 }
 
 const NETWORK_ERRORS = new Set(['APIConnectionError', 'APIConnectionTimeoutError', 'AbortError', 'TimeoutError', 'FetchError']);

@@ -1,9 +1,11 @@
 /**
  * Errors of the `.prompty` loader and renderer.
  *
- * Loading collects every problem of a file and throws one {@link PromptyError} listing them all;
- * rendering throws at the first problem.
+ * Loading collects every problem of a file and throws one error (code `PROMPTY_INVALID`) listing
+ * them all; rendering throws at the first problem (code `PROMPTY_RENDER`). Both are
+ * {@link AgentportError}s made by {@link promptyError}.
  */
+import { AgentportError, hasCode } from '../errors.js';
 
 /** One problem found in a `.prompty` file. */
 export interface PromptyIssue {
@@ -21,32 +23,43 @@ export function formatIssue(file: string, issue: PromptyIssue): string {
   return `${where}:${field} ${issue.message}`;
 }
 
-/**
- * A `.prompty` file is invalid (load) or cannot be rendered with the given arguments (render).
- * `line` and `field` are those of the first issue; `issues` holds all of them.
- */
-export class PromptyError extends Error {
-  /** Stable code for callers that map errors (`PROMPTY_INVALID` at load, `PROMPTY_RENDER` at render). */
-  readonly code: 'PROMPTY_INVALID' | 'PROMPTY_RENDER';
-  readonly file: string;
-  readonly line?: number;
-  readonly field?: string;
-  readonly issues: readonly PromptyIssue[];
+/** The codes of `.prompty` errors: `PROMPTY_INVALID` at load, `PROMPTY_RENDER` at render. */
+export type PromptyErrorCode = 'PROMPTY_INVALID' | 'PROMPTY_RENDER';
 
-  constructor(file: string, issues: PromptyIssue[], code: PromptyError['code'] = 'PROMPTY_INVALID') {
-    const first = issues[0] ?? { message: 'invalid prompty file' };
-    const message =
-      issues.length <= 1
-        ? formatIssue(file, first)
-        : `${issues.length} problems in ${file}:\n${issues.map((i) => `  - ${formatIssue(file, i)}`).join('\n')}`;
-    super(message);
-    this.name = 'PromptyError';
-    this.code = code;
-    this.file = file;
-    if (first.line !== undefined) this.line = first.line;
-    if (first.field !== undefined) this.field = first.field;
-    this.issues = issues;
-  }
+/** `data` of a `.prompty` error: the file, the first issue's line and field, and every issue. */
+export interface PromptyErrorData {
+  file: string;
+  line?: number;
+  field?: string;
+  issues: PromptyIssue[];
+}
+
+/**
+ * A `.prompty` file is invalid (load) or cannot be rendered with the given arguments (render): an
+ * {@link AgentportError} whose `data` is {@link PromptyErrorData} (`line` and `field` are those of
+ * the first issue; `issues` holds all of them).
+ */
+export function promptyError(file: string, issues: PromptyIssue[], code: PromptyErrorCode = 'PROMPTY_INVALID'): AgentportError {
+  const first = issues[0] ?? { message: 'invalid prompty file' };
+  const message =
+    issues.length <= 1
+      ? formatIssue(file, first)
+      : `${issues.length} problems in ${file}:\n${issues.map((i) => `  - ${formatIssue(file, i)}`).join('\n')}`;
+  const data: PromptyErrorData = {
+    file,
+    ...(first.line !== undefined ? { line: first.line } : {}),
+    ...(first.field !== undefined ? { field: first.field } : {}),
+    issues,
+  };
+  return new AgentportError(code, message, { ...data });
+}
+
+/** The {@link PromptyErrorData} of a `.prompty` error, or undefined for any other value. */
+export function promptyErrorData(error: unknown): PromptyErrorData | undefined {
+  if (!hasCode(error, 'PROMPTY_INVALID') && !hasCode(error, 'PROMPTY_RENDER')) return undefined;
+  const data = (error as AgentportError).data;
+  if (!data || typeof data.file !== 'string' || !Array.isArray(data.issues)) return undefined;
+  return data as unknown as PromptyErrorData;
 }
 
 /** Accumulates issues and warnings while loading one file. */
@@ -69,10 +82,10 @@ export class IssueCollector {
     return [...this.warnings].sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
   }
 
-  /** Throws one {@link PromptyError} listing every issue, sorted by line, if there are any. */
+  /** Throws one `PROMPTY_INVALID` error listing every issue, sorted by line, if there are any. */
   throwIfAny(): void {
     if (this.issues.length === 0) return;
     const sorted = [...this.issues].sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-    throw new PromptyError(this.file, sorted);
+    throw promptyError(this.file, sorted);
   }
 }

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { formatIssue, IssueCollector, PromptyError } from './errors.js';
+import { formatIssue, IssueCollector, promptyError } from './errors.js';
 import { checkFields, FieldReporter } from './fields.js';
 import { parseFrontmatter, splitFrontmatter, type ParsedFrontmatter } from './frontmatter.js';
 import { inputsFromSample, normalizeInputs, objectSchema } from './inputs.js';
@@ -12,7 +12,7 @@ import { mustacheSyntaxError } from './interpolation.js';
 import { checkLiteralMediaUrl } from './media.js';
 import { PARAMS_NAME_RE, PARAMS_RE, replaceLoadTime, type ReplacementContext } from './replacements.js';
 import { scanTemplate, sectionKind } from './sections.js';
-import { parseSectionYaml, SectionError, toolCallsFromYaml, toolsFromYaml } from './structured.js';
+import { isSectionError, parseSectionYaml, toolCallsFromYaml, toolsFromYaml } from './structured.js';
 import type { LoadedPrompty, PromptyInput } from './types.js';
 
 /** Options of {@link loadPromptyFile}. */
@@ -31,8 +31,8 @@ export const PROMPTY_EXTENSION = '.prompty';
  *
  * @param file path of the file (relative paths are resolved against the working directory).
  * @returns the loaded file; `warnings` lists non-fatal problems (unknown fields, ignored text).
- * @throws {PromptyError} (code `PROMPTY_INVALID`) listing every problem found, each with the file,
- *   line and field.
+ * @throws {AgentportError} (code `PROMPTY_INVALID`, `data` {@link PromptyErrorData}) listing every
+ *   problem found, each with the file, line and field.
  */
 export async function loadPromptyFile(file: string, opts: LoadPromptyOptions): Promise<LoadedPrompty> {
   const abs = path.resolve(file);
@@ -40,7 +40,7 @@ export async function loadPromptyFile(file: string, opts: LoadPromptyOptions): P
   try {
     text = await readFile(abs, 'utf8');
   } catch (err) {
-    throw new PromptyError(abs, [{ message: `cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})` }]);
+    throw promptyError(abs, [{ message: `cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})` }]);
   }
   return parsePrompty(text, { ...opts, file: abs });
 }
@@ -48,7 +48,7 @@ export async function loadPromptyFile(file: string, opts: LoadPromptyOptions): P
 /**
  * Checks `.prompty` source text as if read from `opts.file` (used by {@link loadPromptyFile}; handy
  * for sources that do not live on disk, though relative paths still resolve from `opts.file`).
- * @throws {PromptyError}
+ * @throws {AgentportError} code `PROMPTY_INVALID`, as {@link loadPromptyFile}
  */
 export async function parsePrompty(source: string, opts: LoadPromptyOptions & { file: string }): Promise<LoadedPrompty> {
   const file = path.resolve(opts.file);
@@ -58,7 +58,7 @@ export async function parsePrompty(source: string, opts: LoadPromptyOptions & { 
   const text = source.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
 
   const split = splitFrontmatter(text);
-  if ('error' in split) throw new PromptyError(file, [{ line: 1, message: split.error }]);
+  if ('error' in split) throw promptyError(file, [{ line: 1, message: split.error }]);
 
   let fm: ParsedFrontmatter | null = null;
   if (split.frontmatter !== null) fm = await parseFrontmatter(split.frontmatter, split.frontmatterLine, ctx, issues);
@@ -170,8 +170,9 @@ async function checkBody(
       if (kind === 'tools') toolsFromYaml(value);
       else toolCallsFromYaml(value);
     } catch (err) {
-      if (!(err instanceof SectionError)) throw err;
-      const line = err.lineOffset === undefined ? section.start : section.start + 1 + err.lineOffset;
+      if (!isSectionError(err)) throw err;
+      const offset = err.data?.lineOffset;
+      const line = typeof offset === 'number' ? section.start + 1 + offset : section.start;
       issues.error({ ...at(line), field: kind, message: err.message });
     }
   }

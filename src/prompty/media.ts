@@ -7,9 +7,10 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { AgentportError, hasCode } from '../errors.js';
 import type { Interpolations } from './interpolation.js';
 import { findMediaLinks, type MediaLink } from './markers.js';
-import { ConfinementError, mimeTypeOf, resolveConfined } from './paths.js';
+import { mimeTypeOf, resolveConfined } from './paths.js';
 import type { PromptyPart } from './types.js';
 
 /** Largest local media file inlined as a data: URL. */
@@ -21,15 +22,18 @@ export interface MediaContext {
   agentsDir: string;
 }
 
-/** A media link that cannot be used; the message names the URL and the reason. */
-export class MediaError extends Error {
-  /** 0-based template line of the link, when known. */
-  line?: number;
+/**
+ * A media link that cannot be used: code `PROMPTY_RENDER`, `data.field` `media` and, once known,
+ * `data.templateLine` (the link's 0-based template line). The message names the URL and the reason.
+ * renderPrompty turns it into the file's error with the file line.
+ */
+function mediaError(message: string, templateLine?: number): AgentportError {
+  return new AgentportError('PROMPTY_RENDER', message, { field: 'media', ...(templateLine !== undefined ? { templateLine } : {}) });
+}
 
-  constructor(message: string) {
-    super(message);
-    this.name = 'MediaError';
-  }
+/** True for an error made by {@link mediaError}. */
+export function isMediaError(err: unknown): err is AgentportError {
+  return hasCode(err, 'PROMPTY_RENDER') && err.data?.field === 'media' && err.data.file === undefined;
 }
 
 const REMOTE_RE = /^(https?:\/\/|data:)/i;
@@ -57,26 +61,26 @@ export async function checkLiteralMediaUrl(url: string, ctx: MediaContext): Prom
     await resolveConfined(localRef(url), path.dirname(ctx.file), ctx.agentsDir);
     return null;
   } catch (err) {
-    if (err instanceof ConfinementError) return `media link: ${err.message}`;
+    if (hasCode(err, 'INVALID_PATH')) return `media link: ${err.message}`;
     throw err;
   }
 }
 
 /**
  * The URL to send for a media link. `fromInput` is true when any part of the URL was interpolated.
- * @throws {MediaError}
+ * @throws {AgentportError} `PROMPTY_RENDER` (see {@link mediaError})
  */
 export async function resolveMediaUrl(url: string, fromInput: boolean, ctx: MediaContext): Promise<string> {
   if (REMOTE_RE.test(url)) return url;
   if (fromInput) {
-    throw new MediaError('a media URL built from input must be an http(s) or data: URL; local paths must be written in the template');
+    throw mediaError('a media URL built from input must be an http(s) or data: URL; local paths must be written in the template');
   }
   const problem = await checkLiteralMediaUrl(url, ctx);
-  if (problem !== null) throw new MediaError(problem);
+  if (problem !== null) throw mediaError(problem);
   const real = await resolveConfined(localRef(url), path.dirname(ctx.file), ctx.agentsDir);
   const info = await stat(real);
-  if (!info.isFile()) throw new MediaError(`media link "${url}" is not a file`);
-  if (info.size > MAX_MEDIA_BYTES) throw new MediaError(`media file "${url}" is larger than ${MAX_MEDIA_BYTES} bytes`);
+  if (!info.isFile()) throw mediaError(`media link "${url}" is not a file`);
+  if (info.size > MAX_MEDIA_BYTES) throw mediaError(`media file "${url}" is larger than ${MAX_MEDIA_BYTES} bytes`);
   const data = await readFile(real);
   return `data:${mimeTypeOf(real)};base64,${data.toString('base64')}`;
 }
@@ -105,7 +109,7 @@ export function tidyText(text: string): string {
  * Builds the content parts of a text section. `text` is rendered text with structure tokens; only
  * links preceded by a media token (written in the template) become media parts. Whitespace next to
  * a media link is dropped; the message's text keeps its inner layout.
- * @throws {MediaError}
+ * @throws {AgentportError} `PROMPTY_RENDER` (see {@link mediaError})
  */
 export async function buildParts(text: string, slots: Interpolations, ctx: MediaContext): Promise<PromptyPart[]> {
   const pieces: Array<string | Exclude<PromptyPart, { type: 'text' }>> = [];
@@ -123,7 +127,7 @@ export async function buildParts(text: string, slots: Interpolations, ctx: Media
     try {
       url = await resolveMediaUrl(slots.fill(link.url).trim(), slots.hasHoles(link.url), ctx);
     } catch (err) {
-      if (err instanceof MediaError) err.line = Number(m[1]);
+      if (isMediaError(err)) throw mediaError(err.message, Number(m[1]));
       throw err;
     }
     pieces.push({ type, url, attributes });

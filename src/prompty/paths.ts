@@ -3,13 +3,11 @@
  */
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { AgentportError } from '../errors.js';
 
-/** A reference that may not be read; `message` says why, without the resolved path's contents. */
-export class ConfinementError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfinementError';
-  }
+/** A reference that may not be read (code `INVALID_PATH`); the message says why, without the resolved path's contents. */
+function confinementError(message: string): AgentportError {
+  return new AgentportError('INVALID_PATH', message);
 }
 
 function isInside(dir: string, candidate: string): boolean {
@@ -22,31 +20,31 @@ function isInside(dir: string, candidate: string): boolean {
  * `agentsDir`. Refuses paths that leave the folder lexically (`..`, absolute paths elsewhere) and
  * paths whose real location, after following symlinks, is outside it.
  *
- * @throws {ConfinementError} when the path escapes, does not exist, or is not a regular location.
+ * @throws {AgentportError} with code `INVALID_PATH` when the path escapes, does not exist, or is not a regular location.
  */
 export async function resolveConfined(ref: string, fromDir: string, agentsDir: string): Promise<string> {
-  if (ref.trim() === '') throw new ConfinementError('empty path');
-  if (ref.includes('\0')) throw new ConfinementError(`invalid path "${ref}"`);
+  if (ref.trim() === '') throw confinementError('empty path');
+  if (ref.includes('\0')) throw confinementError(`invalid path "${ref}"`);
   const root = path.resolve(agentsDir);
   const candidate = path.resolve(fromDir, ref);
   if (!isInside(root, candidate)) {
     const kind = path.isAbsolute(ref) ? 'absolute path' : 'path';
-    throw new ConfinementError(`${kind} "${ref}" is outside the agents folder`);
+    throw confinementError(`${kind} "${ref}" is outside the agents folder`);
   }
   let realRoot: string;
   let realCandidate: string;
   try {
     realRoot = await realpath(root);
   } catch {
-    throw new ConfinementError(`agents folder "${agentsDir}" does not exist`);
+    throw confinementError(`agents folder "${agentsDir}" does not exist`);
   }
   try {
     realCandidate = await realpath(candidate);
   } catch {
-    throw new ConfinementError(`file "${ref}" not found`);
+    throw confinementError(`file "${ref}" not found`);
   }
   if (!isInside(realRoot, realCandidate)) {
-    throw new ConfinementError(`path "${ref}" leads outside the agents folder (symbolic link)`);
+    throw confinementError(`path "${ref}" leads outside the agents folder (symbolic link)`);
   }
   return realCandidate;
 }

@@ -1,13 +1,13 @@
 /**
  * Rendering a loaded `.prompty` file into messages for one call.
  */
-import { PromptyError } from './errors.js';
+import { promptyError } from './errors.js';
 import { Interpolations, renderWithTokens, toData } from './interpolation.js';
 import { parseMarkerLine, type ParsedMarker } from './markers.js';
-import { buildParts, MediaError, tidyText } from './media.js';
+import { buildParts, isMediaError, tidyText } from './media.js';
 import { PARAMS_RE } from './replacements.js';
 import { groupSections, scanTemplate, sectionKind, type Section, type TemplateScan } from './sections.js';
-import { parseSectionYaml, SectionError, toolCallsFromYaml, toolsFromYaml } from './structured.js';
+import { isSectionError, parseSectionYaml, toolCallsFromYaml, toolsFromYaml } from './structured.js';
 import type { LoadedPrompty, PromptyChatMessage, PromptyMessage, PromptyToolCall } from './types.js';
 
 /** What one render produces. */
@@ -89,7 +89,8 @@ interface RenderedHead {
  *
  * `args` should already be validated against `p.inputSchema`; missing inputs with a default get it.
  *
- * @throws {PromptyError} with code `PROMPTY_RENDER`, the file and the template line.
+ * @throws {AgentportError} with code `PROMPTY_RENDER` and `data` {@link PromptyErrorData} (the file and
+ *   the template line).
  */
 export async function renderPrompty(p: LoadedPrompty, args: Record<string, unknown>): Promise<PromptyRenderResult> {
   const scan = templateScanOf(p);
@@ -99,7 +100,7 @@ export async function renderPrompty(p: LoadedPrompty, args: Record<string, unkno
 
   const fail = (line: number, message: string, field?: string): never => {
     const sourceLine = p.templateSourceLines[line];
-    throw new PromptyError(
+    throw promptyError(
       p.file,
       [{ ...(sourceLine !== undefined ? { line: sourceLine } : {}), ...(field !== undefined ? { field } : {}), message }],
       'PROMPTY_RENDER',
@@ -125,7 +126,7 @@ export async function renderPrompty(p: LoadedPrompty, args: Record<string, unkno
     try {
       return await buildParts(section.lines.join('\n'), slots, media);
     } catch (err) {
-      if (err instanceof MediaError) return fail(err.line ?? line, err.message, 'media');
+      if (isMediaError(err)) return fail(typeof err.data?.templateLine === 'number' ? err.data.templateLine : line, err.message, 'media');
       throw err;
     }
   };
@@ -145,7 +146,7 @@ export async function renderPrompty(p: LoadedPrompty, args: Record<string, unkno
       try {
         return parseSectionYaml(yamlText(), slots);
       } catch (err) {
-        if (err instanceof SectionError) return fail(head.line, err.message, field);
+        if (isSectionError(err)) return fail(head.line, err.message, field);
         throw err;
       }
     };
@@ -158,7 +159,7 @@ export async function renderPrompty(p: LoadedPrompty, args: Record<string, unkno
       try {
         tools.push(...toolsFromYaml(yaml('tools')));
       } catch (err) {
-        if (err instanceof SectionError) fail(head.line, err.message, 'tools');
+        if (isSectionError(err)) fail(head.line, err.message, 'tools');
         throw err;
       }
       continue;
@@ -172,7 +173,7 @@ export async function renderPrompty(p: LoadedPrompty, args: Record<string, unkno
       try {
         toolCalls = toolCallsFromYaml(yaml('tool_call'));
       } catch (err) {
-        if (err instanceof SectionError) fail(head.line, err.message, 'tool_call');
+        if (isSectionError(err)) fail(head.line, err.message, 'tool_call');
         throw err;
       }
       pending.push(...toolCalls);

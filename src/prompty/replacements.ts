@@ -5,7 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ConfinementError, resolveConfined } from './paths.js';
+import { hasCode } from '../errors.js';
+import { resolveConfined } from './paths.js';
 
 /** What load-time replacements need. */
 export interface ReplacementContext {
@@ -61,7 +62,7 @@ export async function readReplacementFile(ref: string, ctx: ReplacementContext):
   try {
     real = await resolveConfined(spec, path.dirname(ctx.file), ctx.agentsDir);
   } catch (err) {
-    if (err instanceof ConfinementError) return { error: `\${file:${spec}}: ${err.message}` };
+    if (hasCode(err, 'INVALID_PATH')) return { error: `\${file:${spec}}: ${err.message}` };
     throw err;
   }
   let text: string;

@@ -6,30 +6,31 @@
  * (a number stays a number, an object an object); otherwise tokens are filled in as text.
  */
 import { parseDocument, visit, type Document } from 'yaml';
+import { AgentportError, hasCode } from '../errors.js';
 import type { Interpolations } from './interpolation.js';
 import type { PromptyToolCall } from './types.js';
 
 /**
- * A YAML section that is invalid. `lineOffset` (0-based within the section's content) is set for
- * syntax errors; shape errors concern the whole section.
+ * A YAML section that is invalid: code `PROMPTY_INVALID`, `data.section` true and, for syntax
+ * errors, `data.lineOffset` (0-based within the section's content); shape errors concern the whole
+ * section. The loader and the renderer turn it into the file's error with the file line.
  */
-export class SectionError extends Error {
-  constructor(
-    message: string,
-    readonly lineOffset?: number,
-  ) {
-    super(message);
-    this.name = 'SectionError';
-  }
+function sectionError(message: string, lineOffset?: number): AgentportError {
+  return new AgentportError('PROMPTY_INVALID', message, { section: true, ...(lineOffset !== undefined ? { lineOffset } : {}) });
 }
 
-/** Parses section YAML, filling value tokens; throws {@link SectionError} on a syntax error. */
+/** True for an error made by {@link sectionError}. */
+export function isSectionError(err: unknown): err is AgentportError {
+  return hasCode(err, 'PROMPTY_INVALID') && err.data?.section === true;
+}
+
+/** Parses section YAML, filling value tokens; throws a section error ({@link isSectionError}) on a syntax error. */
 export function parseSectionYaml(text: string, slots: Interpolations | null): unknown {
   const doc: Document = parseDocument(text, { prettyErrors: true });
   const err = doc.errors[0];
   if (err) {
     const first = err.message.split('\n')[0] ?? err.message;
-    throw new SectionError(`invalid YAML: ${first}`, (err.linePos?.[0].line ?? 1) - 1);
+    throw sectionError(`invalid YAML: ${first}`, (err.linePos?.[0].line ?? 1) - 1);
   }
   if (slots) {
     visit(doc, {
@@ -59,7 +60,7 @@ export function toolsFromYaml(value: unknown): Array<string | Record<string, unk
   return list.map((entry, i) => {
     if (typeof entry === 'string' && entry.trim() !== '') return entry.trim();
     if (isRecord(entry) && (typeof entry['name'] === 'string' || typeof entry['id'] === 'string')) return entry;
-    throw new SectionError(`tools[${i}] must be a tool name or an object with a "name" or "id"`);
+    throw sectionError(`tools[${i}] must be a tool name or an object with a "name" or "id"`);
   });
 }
 
@@ -69,18 +70,18 @@ export function toolsFromYaml(value: unknown): Array<string | Record<string, unk
  */
 export function toolCallsFromYaml(value: unknown): PromptyToolCall[] {
   const list = Array.isArray(value) ? value : [value];
-  if (list.length === 0) throw new SectionError('a tool_call section needs at least one call');
+  if (list.length === 0) throw sectionError('a tool_call section needs at least one call');
   return list.map((entry, i) => {
     const where = list.length > 1 ? `tool call ${i + 1}` : 'tool call';
-    if (!isRecord(entry)) throw new SectionError(`${where} must be a mapping with id and function`);
+    if (!isRecord(entry)) throw sectionError(`${where} must be a mapping with id and function`);
     const id = entry['id'];
-    if ((typeof id !== 'string' || id === '') && typeof id !== 'number') throw new SectionError(`${where}: "id" is required`);
+    if ((typeof id !== 'string' || id === '') && typeof id !== 'number') throw sectionError(`${where}: "id" is required`);
     if (entry['type'] !== undefined && entry['type'] !== 'function') {
-      throw new SectionError(`${where}: only type "function" is supported`);
+      throw sectionError(`${where}: only type "function" is supported`);
     }
     const fn = isRecord(entry['function']) ? entry['function'] : entry;
     const name = fn['name'];
-    if (typeof name !== 'string' || name === '') throw new SectionError(`${where}: "function.name" is required`);
+    if (typeof name !== 'string' || name === '') throw sectionError(`${where}: "function.name" is required`);
     const args = fn['arguments'];
     let argsText: string;
     if (args === undefined || args === null) argsText = '{}';

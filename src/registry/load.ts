@@ -12,9 +12,10 @@ import type {
   ModelDefinition,
   PromptDefinition,
 } from '../definitions/types.js';
+import { normalizeAgent } from '../definitions/normalize.js';
 import { validateDefinition } from '../definitions/validate.js';
 import { discoverDefinitionFiles, type DiscoveredFile } from './discover.js';
-import { RegistryLoadError } from './errors.js';
+import { registryLoadError } from './errors.js';
 import { createModuleLoader, type ModuleLoader } from './loadModule.js';
 import { checkReferences } from './references.js';
 import type { AnyToolDefinition, Entry, Registry } from './types.js';
@@ -87,10 +88,13 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
   return { registry, issues };
 }
 
-/** Loads the registry and throws a {@link RegistryLoadError} listing every error. */
+/**
+ * Loads the registry and throws an AgentportError with code
+ * `DEFINITION_INVALID` listing every issue (`data.issues`) when there are errors.
+ */
 export async function loadRegistryOrThrow(options: LoadRegistryOptions): Promise<Registry> {
   const { registry, issues } = await loadRegistry(options);
-  if (issues.some((i) => i.severity === 'error')) throw new RegistryLoadError(issues);
+  if (issues.some((i) => i.severity === 'error')) throw registryLoadError(issues);
   return registry;
 }
 
@@ -142,6 +146,14 @@ function addDefinition(
   const outcome = validateDefinition(item.kind, item.value, file, name);
   issues.push(...outcome.issues);
   if (!outcome.ok || name === undefined) return false;
+  let definition = item.value;
+  if (item.kind === 'agent') {
+    // Deprecated side fields are stored under their new names: the runtime reads only those.
+    const normalized = normalizeAgent(item.value as AgentDefinition, file);
+    issues.push(...normalized.issues);
+    if (!normalized.definition) return false;
+    definition = normalized.definition;
+  }
 
   const target = {
     model: draft.models,
@@ -161,7 +173,7 @@ function addDefinition(
     });
     return false;
   }
-  target.set(name, { name, file, definition: item.value });
+  target.set(name, { name, file, definition });
   return true;
 }
 

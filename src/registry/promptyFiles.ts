@@ -6,7 +6,7 @@
 import type { LoadIssue } from '../definitions/issues.js';
 import type { ModelDefinition, PromptDefinition, ToolReference, VariableDefinition } from '../definitions/types.js';
 import { loadPromptyFile } from '../prompty/load.js';
-import { PromptyError } from '../prompty/errors.js';
+import { promptyErrorData } from '../prompty/errors.js';
 import type { LoadedPrompty, PromptyModelObject } from '../prompty/types.js';
 
 export interface PromptyPrompt {
@@ -28,8 +28,9 @@ export async function loadPromptyPrompt(
   try {
     prompty = await loadPromptyFile(file, { agentsDir, env: process.env });
   } catch (error) {
-    if (!(error instanceof PromptyError)) throw error;
-    for (const issue of error.issues) {
+    const data = promptyErrorData(error);
+    if (!data) throw error;
+    for (const issue of data.issues) {
       issues.push({
         severity: 'error',
         file: issue.line !== undefined ? `${displayFile}:${issue.line}` : displayFile,

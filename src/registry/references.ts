@@ -3,7 +3,8 @@
  * models, tools, hooks and includes; agents name existing prompts; exposed
  * names are valid MCP tool names.
  */
-import type { LoadIssue } from '../definitions/issues.js';
+import { suggestName as suggest, type LoadIssue } from '../definitions/issues.js';
+import { TOOL_CONFIG_KEYS, UNSUPPORTED_SUBAGENT_FIELDS } from '../definitions/schemas.js';
 import { resolveIncludes } from './includes.js';
 import type { Entry, LoadedPrompt, Registry } from './types.js';
 import type { PromptDefinition } from '../definitions/types.js';
@@ -64,6 +65,7 @@ export function checkReferences(draft: Draft, issues: LoadIssue[]): Map<string, 
     def.tools?.forEach((ref, i) => {
       const name = typeof ref === 'string' ? ref : ref.name;
       if (!callable(name)) error(prompt, `tools[${i}]`, `unknown tool "${name}"${suggest(name, allCallables(draft))}`);
+      else if (typeof ref !== 'string') checkToolConfig(draft, prompt, `tools[${i}]`, ref as unknown as Record<string, unknown>, issues);
     });
     def.hooks?.forEach((id, i) => {
       if (!draft.hooks.has(id)) error(prompt, `hooks[${i}]`, `unknown hook id "${id}"${suggest(id, draft.hooks.keys())}`);
@@ -106,29 +108,31 @@ function allCallables(draft: Draft): string[] {
   return [...draft.tools.keys(), ...draft.prompts.keys(), ...draft.agents.keys()];
 }
 
-/** " (did you mean "x"?)" for a close name, else "". */
-function suggest(name: string, candidates: Iterable<string>): string {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
+/**
+ * The keys of a `{ name, ... }` tool config depend on what the name refers to
+ * (the runtime's order: a function tool, then an agent, then a prompt). Keys
+ * of another kind, or of none, are warnings; so are the subagent fields the
+ * runtime does not act on yet (unless the value asks for what the runtime
+ * does anyway: `blocking: true`, `immediate: false`, `resumable: false`).
+ */
+function checkToolConfig(draft: Draft, prompt: Entry<PromptDefinition>, field: string, config: Record<string, unknown>, issues: LoadIssue[]): void {
+  const name = String(config.name);
+  const kind = draft.tools.has(name) ? 'tool' : draft.agents.has(name) ? 'agent' : 'prompt';
+  const known: readonly string[] = TOOL_CONFIG_KEYS[kind];
+  const what = { tool: `tool "${name}"`, agent: `agent "${name}" (a subagent config)`, prompt: `prompt "${name}" (a sub-prompt config)` }[kind];
+  const warn = (key: string, message: string) =>
+    issues.push({ severity: 'warning', file: prompt.file, definition: prompt.name, field: `${field}.${key}`, message });
+  for (const key of Object.keys(config)) {
+    if (config[key] === undefined) continue;
+    if (!known.includes(key)) {
+      warn(key, `unknown key "${key}" in the config of ${what} is ignored (it takes ${known.join(', ')})${suggest(key, known)}`);
+    } else if (kind === 'agent' && (UNSUPPORTED_SUBAGENT_FIELDS as readonly string[]).includes(key) && !isImplementedDefault(key, config[key])) {
+      warn(key, `${key} is not supported yet: the subagent runs as a blocking sub-agent call`);
     }
   }
-  return best ? ` (did you mean "${best}"?)` : '';
 }
 
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
+/** A subagent field set to the behaviour the runtime has: a blocking call, spawned when called, not resumable. */
+function isImplementedDefault(key: string, value: unknown): boolean {
+  return (key === 'blocking' && value === true) || ((key === 'immediate' || key === 'resumable') && value === false);
 }

@@ -2,3 +2,5 @@
 export const DEFAULT_MAX_STEPS = 25;
 export const DEFAULT_MAX_DEPTH = 8;
 export const DEFAULT_HEARTBEAT_MS = 10_000;
+/** Turns a dual_ai session takes when its agent sets no maxSessionTurns. */
+export const DEFAULT_MAX_SESSION_TURNS = 20;

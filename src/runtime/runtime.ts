@@ -1,30 +1,25 @@
 /**
  * The runtime API the server and the CLI share. `runPrompt` runs an exposed
- * prompt or agent as a thread: it validates the input, resolves variables
- * (a missing required one fails the call before anything runs), creates or
- * continues the thread, runs the step loop and records the outcome.
+ * prompt or agent on a new or continued thread: it validates the input,
+ * opens the run (variables, hooks, thread), runs the session to its end and
+ * returns what happened. Turns of one thread run one after another.
  */
-import type { AgentDefinition } from '../definitions/types.js';
-import { AgentportError, isAgentportError } from '../errors.js';
+import type { AgentDefinition, ToolResult } from '../definitions/types.js';
+import { AgentportError, errorMessage } from '../errors.js';
+import { logToStderr } from '../log.js';
 import { ModelResolver } from '../models/resolveModel.js';
 import type { Entry, LoadedPrompt, Registry } from '../registry/types.js';
-import type { Store, ThreadRecord, VariableValue } from '../store/types.js';
-import { HookRunner } from './hooks.js';
-import { prepareInput } from './input.js';
-import { runLoop, storeMessage } from './loop.js';
-import type { Services } from './frame.js';
-import { Redactor } from './secrets.js';
-import { createThreadState } from './threadState.js';
-import { buildToolset, toolsetForTurn, type OfferedTool } from './toolset.js';
-import { openTurn } from './turn.js';
-import { recordStatus } from './threadStatus.js';
-import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
-import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from './variables.js';
-import type { RunFrame } from './frame.js';
-import { logToStderr } from '../log.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS } from './limits.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../search/toolSearchTool.js';
-
+import type { NewMessage, Store, ThreadRecord } from '../store/types.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEFAULT_MAX_STEPS } from './limits.js';
+import { runToCompletion } from './run/execute.js';
+import { prepareInput } from './run/input.js';
+import { openRun } from './run/openRun.js';
+import type { Run, Services, Side } from './run/types.js';
+import { threadState } from './state/threadState.js';
+import { runTool } from './tools/dispatch.js';
+import { buildToolset, type OfferedTool } from './tools/toolset.js';
+import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
 
 export interface Runtime {
   readonly registry: Registry;
@@ -34,16 +29,16 @@ export interface Runtime {
 
 export function createRuntime(options: RuntimeOptions): Runtime {
   const { registry, store } = options;
-  const env = options.env ?? process.env;
   const log = options.log ?? logToStderr;
   const toolsets = new Map<string, OfferedTool[]>();
   const services: Services = {
     registry,
     store,
-    models: new ModelResolver(registry.models, env),
-    env,
+    models: new ModelResolver(registry.models, options.env ?? process.env),
+    env: options.env ?? process.env,
     maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
     maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
+    maxSessionTurns: options.maxSessionTurns ?? DEFAULT_MAX_SESSION_TURNS,
     heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     toolSearchThreshold: options.toolSearchThreshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
     retryBaseDelayMs: options.retryBaseDelayMs,
@@ -53,6 +48,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (!toolset) toolsets.set(prompt.name, (toolset = buildToolset(registry, prompt.definition)));
       return toolset;
     },
+    activeRuns: new Map(),
+    startQueuedTurn: (threadId, message) => {
+      oneAtATime(threadId, () => continueWith(threadId, message)).catch((error: unknown) =>
+        log(`a queued message could not start a turn on thread ${threadId}: ${errorMessage(error)}`),
+      );
+    },
+    engine: { runToCompletion, invokeTool },
   };
 
   const resolveTarget = (target: string): { prompt: LoadedPrompt; agent: Entry<AgentDefinition> | undefined } => {
@@ -62,8 +64,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return { prompt, agent };
   };
 
-  // Turns of one thread run one after another: two calls continuing the same
-  // thread at once would interleave their messages.
   const turns = new Map<string, Promise<unknown>>();
   const oneAtATime = async <T>(threadId: string | undefined, run: () => Promise<T>): Promise<T> => {
     if (!threadId) return run();
@@ -77,91 +77,42 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
   };
 
-  const runTurn = async (request: RunRequest): Promise<RunResult> => {
+  const runPrompt = async (request: RunRequest): Promise<RunResult> => {
     const { prompt, agent } = resolveTarget(request.target);
     const input = prepareInput(prompt.definition, request.args);
-    const signal = request.signal ?? new AbortController().signal;
-    const progress = request.onProgress ?? (() => {});
-
     const existing = await continuedThread(store, request.args.thread_id, request.target);
-    const opened = await openTurn(prompt, input.args, input.userMessage);
-    const toolset = toolsetForTurn(services, prompt, opened.extraTools);
-    const declared = declarationsFor(prompt, agent, toolset);
-    const stored = existing ? await store.getVariables(existing.id) : [];
-    const scope = new VariableScope(declared, {
-      defaults: prompt.definition.env,
-      toolDefaults: toolEnvDefaults(toolset),
-      layers: [
-        agent?.definition.env,
-        declaredFromEnvironment(declared, env),
-        Object.fromEntries(stored.map((v) => [v.name, v.value])),
-        request.variables,
-      ],
-    });
-    const missing = scope.missing();
-    if (missing.length) {
-      throw new AgentportError(
-        'MISSING_VARIABLES',
-        `cannot run "${request.target}": missing required variables: ${missing
-          .map((d) => `${d.name} (${d.declaredBy}${d.description ? `: ${d.description}` : ''})`)
-          .join(', ')}. Set them in the server's environment or pass them with the call.`,
-        { missing: missing.map((d) => d.name) },
-      );
-    }
-    const redactor = new Redactor();
-    for (const secret of scope.secretValues()) redactor.add(secret);
-    const hooks = new HookRunner(
-      HookRunner.select(registry.hooks, prompt.definition.hooks, agent?.definition.hooks),
-      (line) => log(redactor.text(line)),
-    );
-
-    const thread = existing ?? (await store.createThread({ prompt: request.target }));
-    const state = createThreadState({ store, threadId: thread.id, prompt: prompt.name, scope, execution: { stepCount: 0, currentSide: 'a', abortSignal: signal } });
-    if (!existing) await hooks.notify('after_thread_created', state, thread);
-    if (request.variables) await store.setVariables(thread.id, valuesToStore(request.variables, scope));
-
-    const frame: RunFrame = {
-      services,
-      thread,
-      prompt,
+    const run = await openRun(services, {
+      target: request.target,
       agent,
-      scope,
-      redactor,
-      hooks,
-      signal,
-      progress: (message: string) => progress(redactor.text(message)),
-      ancestry: [prompt.name],
-      turnStartSeq: 0,
-      messages: existing ? await store.listMessages(thread.id) : [],
-      parentChat: [],
-      preamble: opened.preamble,
-      toolset,
-    };
-    try {
-      for (const [index, message] of opened.turn.entries()) {
-        const storedMessage = await storeMessage(frame, state, message);
-        if (index === 0) frame.turnStartSeq = storedMessage.seq;
-      }
-      const outcome = await runLoop(frame);
-      await recordStatus(store, frame.thread, outcome.status === 'completed' ? 'idle' : 'failed');
-      return {
-        threadId: thread.id,
-        prompt: prompt.name,
-        text: outcome.text ?? '',
-        ...(outcome.reasoning ? { reasoning: outcome.reasoning } : {}),
-        toolCalls: outcome.toolCalls,
-        steps: outcome.steps,
-        ...(outcome.status === 'completed' ? {} : { error: outcome.errors.join('; ') }),
-      };
-    } catch (error) {
-      const cancelled = isAgentportError(error) && error.code === 'CANCELLED';
-      await store.updateThread(thread.id, {
-        status: cancelled ? 'cancelled' : 'failed',
-        // frame.thread, not thread: the run may have updated its meta (tools loaded by search).
-        meta: { ...frame.thread.meta, ...(cancelled ? { cancelledAt: new Date().toISOString() } : {}) },
-      });
-      throw redactor.error(error);
-    }
+      prompt,
+      args: input.args,
+      userMessage: input.userMessage,
+      ...(existing ? { existing } : {}),
+      ...(request.variables ? { variables: request.variables } : {}),
+      signal: request.signal ?? new AbortController().signal,
+      progress: request.onProgress ?? (() => {}),
+    });
+    return resultOf(run, await runToCompletion(run));
+  };
+
+  /** A turn started by a message queued on an idle thread. */
+  const continueWith = async (threadId: string, message: NewMessage): Promise<void> => {
+    const thread = await store.getThread(threadId);
+    if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread ${threadId} does not exist`);
+    const { prompt, agent } = resolveTarget(thread.prompt);
+    const args = (thread.meta?.arguments ?? {}) as Record<string, unknown>;
+    const run = await openRun(services, {
+      target: thread.prompt,
+      agent,
+      prompt,
+      args,
+      userMessage: '',
+      existing: thread,
+      opening: [message],
+      signal: new AbortController().signal,
+      progress: () => {},
+    });
+    await runToCompletion(run);
   };
 
   return {
@@ -169,8 +120,28 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     store,
     runPrompt: (request) => {
       const threadId = typeof request.args.thread_id === 'string' && request.args.thread_id ? request.args.thread_id : undefined;
-      return oneAtATime(threadId, () => runTurn(request));
+      return oneAtATime(threadId, () => runPrompt(request));
     },
+  };
+}
+
+/** ThreadState.invokeTool: runs a tool of the side now; nothing is stored. */
+async function invokeTool(run: Run, side: Side, name: string, args: Record<string, unknown>): Promise<ToolResult> {
+  const tool = side.toolset.find((t) => t.name === name);
+  const executed = await runTool(run, side, name, JSON.stringify(args ?? {}), threadState(run, side, tool));
+  return run.redactor.deep(executed.result);
+}
+
+function resultOf(run: Run, outcome: Awaited<ReturnType<typeof runToCompletion>>): RunResult {
+  return {
+    threadId: run.thread.id,
+    prompt: run.sides.a.prompt.name,
+    text: outcome.text,
+    ...(outcome.reasoning ? { reasoning: outcome.reasoning } : {}),
+    toolCalls: run.tally.toolCalls,
+    steps: run.tally.steps,
+    turns: outcome.turns,
+    ...(outcome.error ? { error: outcome.error } : {}),
   };
 }
 
@@ -178,13 +149,9 @@ async function continuedThread(store: Store, threadId: unknown, target: string):
   if (threadId === undefined || threadId === null || threadId === '') return undefined;
   if (typeof threadId !== 'string') throw new AgentportError('INVALID_ARGUMENTS', 'thread_id must be a string');
   const thread = await store.getThread(threadId).catch(() => undefined);
-  if (!thread) throw new AgentportError('INVALID_ARGUMENTS', `thread_id "${threadId}" does not exist (threads are kept under the data folder)`);
+  if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread_id "${threadId}" does not exist (threads are kept under the data folder)`);
   if (thread.prompt !== target) {
     throw new AgentportError('INVALID_ARGUMENTS', `thread_id "${threadId}" belongs to "${thread.prompt}", not "${target}"`);
   }
   return thread;
-}
-
-function valuesToStore(values: Record<string, string>, scope: VariableScope): VariableValue[] {
-  return Object.entries(values).map(([name, value]) => ({ name, value, secret: scope.isSecret(name), scoped: scope.isScoped(name) }));
 }

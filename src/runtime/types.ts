@@ -3,6 +3,7 @@
  */
 import type { Store } from '../store/types.js';
 import type { Registry } from '../registry/types.js';
+import type { ErrorInfo } from '../errors.js';
 
 export interface RuntimeOptions {
   registry: Registry;
@@ -10,6 +11,8 @@ export interface RuntimeOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Steps (model calls) allowed in one run before it stops with an error. Default 25. */
   maxSteps?: number;
+  /** Turns of a dual_ai session whose agent sets no maxSessionTurns. Default 20. */
+  maxSessionTurns?: number;
   /** Sub-prompt nesting allowed before a run is stopped as runaway recursion. Default 8. */
   maxDepth?: number;
   /** Interval of heartbeat progress while a model call is in flight. Default 10 s. */
@@ -51,7 +54,10 @@ export interface RunResult {
   /** Reasoning the model returned, unless the prompt's reasoning.exclude is set. */
   reasoning?: string;
   toolCalls: ToolCallRecord[];
+  /** Model calls, all sides together. */
   steps: number;
-  /** Set when the run ended without a final answer (step limit, model failure). */
-  error?: string;
+  /** Turns of the session (1 for a prompt or an ai_human agent). */
+  turns: number;
+  /** Set when the run ended as an error (step or turn limit, sessionFail, model failure). */
+  error?: ErrorInfo;
 }

@@ -6,7 +6,7 @@
  * continue the conversation.
  */
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
-import { errorMessage, isAgentportError } from '../errors.js';
+import { errorInfo, errorMessage, isAgentportError, type ErrorInfo } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { RunResult } from '../runtime/types.js';
 import { log } from '../log.js';
@@ -62,13 +62,18 @@ export async function callExposedTool(
   } catch (error) {
     if (!isAgentportError(error)) log.error(`tool ${name} failed: ${errorMessage(error)}`);
     await settle();
-    return { content: [{ type: 'text', text: errorMessage(error) }], isError: true };
+    return errorResult(errorInfo(error));
   }
+}
+
+/** A call that could not run at all: the error's message as text, its code in structuredContent. */
+export function errorResult(error: ErrorInfo): CallToolResult {
+  return { content: [{ type: 'text', text: error.message }], structuredContent: { error }, isError: true };
 }
 
 function toCallToolResult(result: RunResult): CallToolResult {
   const text = result.error
-    ? `${result.error}${result.toolCalls.length ? `\nWhat was done: ${result.toolCalls.map((c) => `${c.name} (${c.status})`).join(', ')}` : ''}`
+    ? `${result.error.message}${result.toolCalls.length ? `\nWhat was done: ${result.toolCalls.map((c) => `${c.name} (${c.status})`).join(', ')}` : ''}`
     : result.text;
   return {
     content: [{ type: 'text', text }],
@@ -77,6 +82,7 @@ function toCallToolResult(result: RunResult): CallToolResult {
       ...(result.error ? { error: result.error } : { response: result.text }),
       ...(result.reasoning ? { reasoning: result.reasoning } : {}),
       steps: result.steps,
+      turns: result.turns,
       tool_calls: result.toolCalls.map((call) => ({ name: call.name, status: call.status })),
     },
     _meta: { [THREAD_META_KEY]: result.threadId },

@@ -6,7 +6,7 @@
 import { Server, type CallToolResult, type McpServerFactory, type ServerContext } from '@modelcontextprotocol/server';
 import type { Registry } from '../registry/types.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { callExposedTool } from './callTool.js';
+import { callExposedTool, errorResult } from './callTool.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
 import {
   CALL_TOOL,
@@ -53,14 +53,11 @@ export function createAgentportServer(
     if (surface.searchOn && name === CALL_TOOL) {
       const target = typeof args?.name === 'string' ? args.name : '';
       if (!byName.has(target)) {
-        return {
-          content: [{ type: 'text', text: `${CALL_TOOL}: no tool is named "${target}". Find tools with ${TOOL_SEARCH_NAME} first.` }],
-          isError: true,
-        };
+        return errorResult({ code: 'UNKNOWN_TOOL', message: `${CALL_TOOL}: no tool is named "${target}". Find tools with ${TOOL_SEARCH_NAME} first.` });
       }
       const inner = args?.arguments;
       if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) {
-        return { content: [{ type: 'text', text: `${CALL_TOOL}: arguments must be an object` }], isError: true };
+        return errorResult({ code: 'INVALID_ARGUMENTS', message: `${CALL_TOOL}: arguments must be an object` });
       }
       return callExposedTool(getRuntime, byName, target, inner as Record<string, unknown> | undefined, ctx);
     }
@@ -81,7 +78,7 @@ export function createAgentportServer(
 
 async function searchResult(index: () => Promise<ToolSearchIndex>, raw: Record<string, unknown> | undefined): Promise<CallToolResult> {
   const args = readToolSearchArgs(raw);
-  if (!args.ok) return { content: [{ type: 'text', text: args.error }], isError: true };
+  if (!args.ok) return errorResult({ code: 'INVALID_ARGUMENTS', message: args.error });
   const { searchTools } = await import('../search/engine.js');
   const { outcome, text } = searchTools(await index(), args.query, args.maxResults ? { maxResults: args.maxResults } : {});
   return { content: [{ type: 'text', text }], structuredContent: { tools: outcome.tools.map((tool) => tool.name), unknown: [...outcome.unknown] } };

@@ -4,7 +4,7 @@
  * ```
  * <dir>/secret.key                      generated key for secret variables (mode 0600), see secretKey.ts
  * <dir>/threads/<id>/thread.json        the ThreadRecord + format version, replaced atomically
- * <dir>/threads/<id>/messages.jsonl     one StoredMessage per line, append-only
+ * <dir>/threads/<id>/messages.jsonl     one record per line, append-only (see below)
  * <dir>/threads/<id>/files/...          the thread's files, bytes exactly as written
  * <dir>/threads/<id>/files.json         metadata (AttachmentRef) of every file, by thread path
  * <dir>/threads/<id>/variables.json     variables + format version; secret values AES-256-GCM encrypted
@@ -13,16 +13,31 @@
  * Metadata lives beside `files/`, not inside it, so no thread path can collide with it.
  * Nothing is read at construction; a thread's files are read when that thread is used.
  *
+ * messages.jsonl holds a StoredMessage per line, plus operation records written by
+ * `updateMessage` and `deleteMessages`:
+ *
+ * ```
+ * {"op":"update","id":"<message id>","patch":{"content":...,"meta":...,"reasoning":...}}
+ * {"op":"delete","ids":["<message id>",...]}
+ * ```
+ *
+ * Reading replays the lines in order, so an operation changes the messages written before it and
+ * never one appended later. Operation records have neither `seq` nor `role`, which every message
+ * record has, so neither kind is mistaken for the other. Deleted messages stay in the file, which
+ * is how `seq` keeps growing past them after a restart.
+ *
  * Durability: JSON files are replaced with temp file + rename, so a killed process leaves the
  * old or the new version, never a mix. Nothing is fsynced (thread creation must stay cheap), so
  * a power loss may lose the last writes; a later PostgreSQL store is the answer for that.
  * One process owns a directory at a time: the per-thread ordering is in memory.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readdir, readFile, rename, truncate, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rmdir, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { AgentportError } from '../errors.js';
 import {
   KeyedQueue,
+  applyMessagePatch,
   buildFileRef,
   buildMessage,
   buildThread,
@@ -32,24 +47,26 @@ import {
   isThreadRecord,
   jsonCopy,
   mergeByName,
+  messageNotFound,
   patchThread,
   pathClash,
   threadNotFound,
+  validateMessageIds,
+  validateMessagePatch,
   validateVariables,
   warn,
 } from './internal.js';
-import { assertValidThreadId, directoryPrefix, isValidThreadId, matchesPrefix, normalizeThreadPath, resolveThreadFile } from './paths.js';
-import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
 import {
-  StoreError,
-  type AttachmentRef,
-  type FileInfo,
-  type NewMessage,
-  type Store,
-  type StoredMessage,
-  type ThreadRecord,
-  type VariableValue,
-} from './types.js';
+  assertValidThreadId,
+  directoryPrefix,
+  isInside,
+  isValidThreadId,
+  matchesPrefix,
+  normalizeThreadPath,
+  resolveThreadFile,
+} from './paths.js';
+import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
+import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, Store, StoredMessage, ThreadRecord, VariableValue } from './types.js';
 
 /** Default data directory, relative to the working directory. */
 export const DEFAULT_STORE_DIR = '.agentport';
@@ -57,6 +74,11 @@ export const DEFAULT_STORE_DIR = '.agentport';
 /**
  * Version of the on-disk format, written into thread.json, files.json and variables.json.
  * The thread.json version also covers the layout of the thread folder and messages.jsonl.
+ *
+ * The operation records of messages.jsonl came without a bump: they only add a kind of line,
+ * and files without them read exactly as before. An agentport from before them still reads such
+ * a file, but skips each operation line with a "corrupt line" warning, so it shows edited and
+ * deleted messages as first written (its seq numbering stays right: deleted lines are still there).
  */
 export const FILE_STORE_FORMAT_VERSION = 1;
 
@@ -87,8 +109,58 @@ interface AppendState {
   needsNewline: boolean;
 }
 
+/**
+ * A line of messages.jsonl that changes earlier messages. It never has `seq` or `role`, which
+ * every message line has, so the two kinds cannot be confused.
+ */
+type MessageOp = { op: 'update'; id: string; patch: MessagePatch } | { op: 'delete'; ids: string[] };
+
+/** A parsed line of messages.jsonl. */
+type MessageLine = { message: StoredMessage } | { op: MessageOp };
+
+/**
+ * Replays message and operation lines in file order, in time linear in their size: messages are
+ * kept in slots, found by id through an index, and a deleted slot is emptied rather than spliced.
+ */
+class MessageReplay {
+  private readonly slots: (StoredMessage | undefined)[] = [];
+  private readonly slotsById = new Map<string, number[]>();
+  /** Highest seq of any message line, deleted ones included. */
+  lastSeq = 0;
+
+  add(line: MessageLine): void {
+    if ('message' in line) {
+      const { message } = line;
+      const slots = this.slotsById.get(message.id);
+      if (slots === undefined) this.slotsById.set(message.id, [this.slots.length]);
+      else slots.push(this.slots.length);
+      this.slots.push(message);
+      this.lastSeq = Math.max(this.lastSeq, message.seq);
+      return;
+    }
+    const { op } = line;
+    if (op.op === 'update') {
+      for (const slot of this.slotsById.get(op.id) ?? []) {
+        const message = this.slots[slot];
+        if (message !== undefined) this.slots[slot] = applyMessagePatch(message, op.patch);
+      }
+    } else {
+      for (const id of op.ids) {
+        for (const slot of this.slotsById.get(id) ?? []) this.slots[slot] = undefined;
+        this.slotsById.delete(id);
+      }
+    }
+  }
+
+  messages(): StoredMessage[] {
+    return this.slots.filter((m): m is StoredMessage => m !== undefined);
+  }
+}
+
 interface ParsedMessages {
+  /** The messages after replaying every operation. */
   messages: StoredMessage[];
+  /** Highest seq ever assigned in the file, deleted messages included. */
   lastSeq: number;
   /** Bytes of complete lines; anything after is an unterminated last line. */
   completeBytes: number;
@@ -134,15 +206,15 @@ async function readJson(file: string): Promise<Record<string, unknown> | undefin
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new StoreError('CORRUPT_DATA', `${file} is not valid JSON`, { cause: err });
+    throw new AgentportError('CORRUPT_DATA', `${file} is not valid JSON`, undefined, { cause: err });
   }
-  if (!isPlainObject(value)) throw new StoreError('CORRUPT_DATA', `${file} does not hold a JSON object`);
+  if (!isPlainObject(value)) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a JSON object`);
   const version = value.version;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
-    throw new StoreError('CORRUPT_DATA', `${file} has no valid format "version"`);
+    throw new AgentportError('CORRUPT_DATA', `${file} has no valid format "version"`);
   }
   if (version > FILE_STORE_FORMAT_VERSION) {
-    throw new StoreError(
+    throw new AgentportError(
       'UNSUPPORTED_VERSION',
       `${file} has format version ${version}, newer than this agentport supports (${FILE_STORE_FORMAT_VERSION}); upgrade agentport`,
     );
@@ -168,13 +240,13 @@ export class FileStore implements Store {
 
   /**
    * @param options `dir` (default `.agentport`) and an optional `secretKey`.
-   * @throws StoreError `SECRET_KEY_INVALID` when `secretKey` is given but is not 32 bytes.
+   * @throws AgentportError `SECRET_KEY_INVALID` when `secretKey` is given but is not 32 bytes.
    */
   constructor(options: FileStoreOptions = {}) {
     this.dir = path.resolve(options.dir ?? DEFAULT_STORE_DIR);
     this.threadsDir = path.join(this.dir, 'threads');
     if (options.secretKey !== undefined && (!Buffer.isBuffer(options.secretKey) || options.secretKey.length !== SECRET_KEY_BYTES)) {
-      throw new StoreError('SECRET_KEY_INVALID', `FileStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
+      throw new AgentportError('SECRET_KEY_INVALID', `FileStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
     }
     this.givenKey = options.secretKey;
   }
@@ -207,7 +279,7 @@ export class FileStore implements Store {
     if (value === undefined) return undefined;
     const { version: _version, ...record } = value;
     if (!isThreadRecord(record) || record.id !== id) {
-      throw new StoreError('CORRUPT_DATA', `${file} does not hold a valid record for thread ${id}`);
+      throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid record for thread ${id}`);
     }
     return record;
   }
@@ -252,7 +324,7 @@ export class FileStore implements Store {
         if (errnoCode(err) !== 'EEXIST') throw err;
         // A folder without thread.json is what a crash during creation leaves; reuse it.
         if ((await this.loadThread(record.id)) !== undefined) {
-          throw new StoreError('THREAD_EXISTS', `Thread ${record.id} already exists`);
+          throw new AgentportError('THREAD_EXISTS', `Thread ${record.id} already exists`);
         }
         fresh = false;
       }
@@ -316,9 +388,10 @@ export class FileStore implements Store {
   }
 
   /**
-   * Parses messages.jsonl. An unterminated last line is what a process killed mid-append
-   * leaves: it is dropped silently (no append ever reported it written). A bad line in the
-   * middle means the file was damaged otherwise: it is skipped with a warning so the rest of
+   * Parses messages.jsonl, replaying operation records in order. An unterminated last line is
+   * what a process killed mid-append leaves: it is dropped silently (no append, update or delete
+   * ever reported it written), whether it was to be a message or an operation. A bad line in
+   * the middle means the file was damaged otherwise: it is skipped with a warning so the rest of
    * the conversation survives.
    */
   private async readMessages(id: string): Promise<ParsedMessages> {
@@ -331,14 +404,13 @@ export class FileStore implements Store {
       throw err;
     }
     const completeBytes = buf.lastIndexOf(0x0a) + 1;
-    const messages: StoredMessage[] = [];
-    let lastSeq = 0;
+    const replay = new MessageReplay();
     const lines = buf.subarray(0, completeBytes).toString('utf8').split('\n');
     lines.pop(); // the empty string after the final newline
     lines.forEach((line, i) => {
       if (line.trim() === '') return;
-      const message = parseLine(line);
-      if (message === undefined) {
+      const parsed = parseLine(line);
+      if (parsed === undefined) {
         const key = `${file}:${i + 1}`;
         if (!this.warned.has(key)) {
           this.warned.add(key);
@@ -346,8 +418,7 @@ export class FileStore implements Store {
         }
         return;
       }
-      messages.push(message);
-      lastSeq = Math.max(lastSeq, message.seq);
+      replay.add(parsed);
     });
     let tail: ParsedMessages['tail'] = 'none';
     if (completeBytes < buf.length) {
@@ -357,11 +428,10 @@ export class FileStore implements Store {
       } else {
         // Cut exactly before its newline: the record itself is whole.
         tail = 'record';
-        messages.push(last);
-        lastSeq = Math.max(lastSeq, last.seq);
+        replay.add(last);
       }
     }
-    return { messages, lastSeq, completeBytes, tail };
+    return { messages: replay.messages(), lastSeq: replay.lastSeq, completeBytes, tail };
   }
 
   /** Where the next append goes, repairing a torn last line first (inside the thread's queue). */
@@ -379,6 +449,19 @@ export class FileStore implements Store {
     return state;
   }
 
+  /** Appends one line to messages.jsonl; call inside the thread's queue with its append state. */
+  private async appendLine(threadId: string, state: AppendState, record: StoredMessage | MessageOp): Promise<void> {
+    const line = (state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n';
+    try {
+      await appendFile(this.messagesFile(threadId), line, 'utf8');
+    } catch (err) {
+      // Part of the line may be on disk: re-read (and repair) before the next append.
+      this.appendState.delete(threadId);
+      throw err;
+    }
+    state.needsNewline = false;
+  }
+
   /** {@inheritDoc Store.appendMessage} */
   async appendMessage(threadId: string, message: NewMessage): Promise<StoredMessage> {
     assertValidThreadId(threadId);
@@ -387,18 +470,41 @@ export class FileStore implements Store {
     return this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
       const state = await this.appendStateFor(threadId);
+      // lastSeq counts deleted messages too (their lines stay in the file): no seq is reused.
       const stored: StoredMessage = { ...draft, seq: state.lastSeq + 1 };
-      const line = (state.needsNewline ? '\n' : '') + JSON.stringify(stored) + '\n';
-      try {
-        await appendFile(this.messagesFile(threadId), line, 'utf8');
-      } catch (err) {
-        // Part of the line may be on disk: re-read (and repair) before the next append.
-        this.appendState.delete(threadId);
-        throw err;
-      }
+      await this.appendLine(threadId, state, stored);
       state.lastSeq = stored.seq;
-      state.needsNewline = false;
       return stored;
+    });
+  }
+
+  /** {@inheritDoc Store.updateMessage} Appends an `update` record to messages.jsonl. */
+  async updateMessage(threadId: string, id: string, patch: MessagePatch): Promise<StoredMessage> {
+    assertValidThreadId(threadId);
+    const checked = validateMessagePatch(threadId, id, patch);
+    return this.queue.run(threadId, async () => {
+      await this.requireThread(threadId);
+      // First, so that a torn last line is cut off before it is read around.
+      const state = await this.appendStateFor(threadId);
+      const { messages } = await this.readMessages(threadId);
+      let current: StoredMessage | undefined;
+      for (const m of messages) if (m.id === id) current = m;
+      if (current === undefined) throw messageNotFound(threadId, id);
+      if (Object.keys(checked).length > 0) await this.appendLine(threadId, state, { op: 'update', id, patch: checked });
+      return applyMessagePatch(current, checked);
+    });
+  }
+
+  /** {@inheritDoc Store.deleteMessages} Appends a `delete` record to messages.jsonl. */
+  async deleteMessages(threadId: string, ids: readonly string[]): Promise<void> {
+    assertValidThreadId(threadId);
+    const unique = validateMessageIds(threadId, ids);
+    await this.queue.run(threadId, async () => {
+      await this.requireThread(threadId);
+      if (unique.length === 0) return;
+      // No need to check which ids exist: replaying the record skips unknown ones, and it never
+      // touches a message appended after it, even one that reuses a deleted id.
+      await this.appendLine(threadId, await this.appendStateFor(threadId), { op: 'delete', ids: unique });
     });
   }
 
@@ -421,7 +527,7 @@ export class FileStore implements Store {
     const file = this.indexFile(id);
     const value = await readJson(file);
     if (value === undefined) return { version: FILE_STORE_FORMAT_VERSION, files: {} };
-    if (!isPlainObject(value.files)) throw new StoreError('CORRUPT_DATA', `${file} has no "files" object`);
+    if (!isPlainObject(value.files)) throw new AgentportError('CORRUPT_DATA', `${file} has no "files" object`);
     return { version: FILE_STORE_FORMAT_VERSION, files: value.files as Record<string, AttachmentRef> };
   }
 
@@ -439,7 +545,7 @@ export class FileStore implements Store {
       const index = await this.readIndex(threadId);
       const clash = pathClash(threadPath, Object.keys(index.files));
       if (clash !== undefined) {
-        throw new StoreError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(filePath)}: ${clash}`);
+        throw new AgentportError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(filePath)}: ${clash}`);
       }
       try {
         await mkdir(path.dirname(hostPath), { recursive: true });
@@ -449,9 +555,12 @@ export class FileStore implements Store {
       } catch (err) {
         const code = errnoCode(err);
         if (code === 'EISDIR' || code === 'ENOTDIR' || code === 'EEXIST' || code === 'ENOTEMPTY') {
-          throw new StoreError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(filePath)}: a file and a directory clash on that path`, {
-            cause: err,
-          });
+          throw new AgentportError(
+            'INVALID_PATH',
+            `Cannot write thread file ${JSON.stringify(filePath)}: a file and a directory clash on that path`,
+            undefined,
+            { cause: err },
+          );
         }
         throw err;
       }
@@ -497,6 +606,26 @@ export class FileStore implements Store {
     });
   }
 
+  /** {@inheritDoc Store.deleteFile} Only files written through the store (listed in files.json) are found. */
+  async deleteFile(threadId: string, filePath: string): Promise<boolean> {
+    assertValidThreadId(threadId);
+    const threadPath = normalizeThreadPath(filePath);
+    return this.queue.run(threadId, async () => {
+      await this.requireThread(threadId);
+      const filesDir = this.filesDir(threadId);
+      // As in readFile: a path through a planted symlink is an error, and nothing is removed.
+      const { hostPath } = await resolveThreadFile(filesDir, threadPath);
+      const index = await this.readIndex(threadId);
+      if (index.files[threadPath] === undefined) return false;
+      delete index.files[threadPath];
+      // Index first: once it is replaced the file is gone for every reader. A crash before the
+      // unlink leaves only unlisted bytes, which a later write at that path replaces.
+      await writeJsonAtomic(this.indexFile(threadId), index);
+      await removeFile(filesDir, hostPath);
+      return true;
+    });
+  }
+
   // ---- variables -----------------------------------------------------------------------
 
   private variablesFile(id: string): string {
@@ -517,7 +646,7 @@ export class FileStore implements Store {
           (v.scoped === undefined || typeof v.scoped === 'boolean') &&
           ((v.secret === false && typeof v.value === 'string') || (v.secret === true && isEncryptedValue(v.encrypted))),
       );
-    if (!valid) throw new StoreError('CORRUPT_DATA', `${file} does not hold a valid "variables" list`);
+    if (!valid) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid "variables" list`);
     return list as StoredVariable[];
   }
 
@@ -560,9 +689,10 @@ export class FileStore implements Store {
           try {
             value = decryptSecret(key as Buffer, v.encrypted, FileStore.aad(threadId, v.name));
           } catch (err) {
-            throw new StoreError(
+            throw new AgentportError(
               'SECRET_DECRYPT_FAILED',
               `Cannot decrypt secret variable "${v.name}" of thread ${threadId}: the key (AGENTPORT_SECRET_KEY or ${path.join(this.dir, 'secret.key')}) differs from the one it was stored with, or the file was altered`,
+              undefined,
               { cause: err },
             );
           }
@@ -582,11 +712,47 @@ export class FileStore implements Store {
   }
 }
 
-function parseLine(line: string): StoredMessage | undefined {
+function isMessageOp(value: unknown): value is MessageOp {
+  if (!isPlainObject(value) || 'seq' in value || 'role' in value) return false;
+  if (value.op === 'update') return typeof value.id === 'string' && isPlainObject(value.patch);
+  if (value.op === 'delete') return Array.isArray(value.ids) && value.ids.every((id) => typeof id === 'string');
+  return false;
+}
+
+/** A line of messages.jsonl as a message or an operation; `undefined` when it is neither. */
+function parseLine(line: string): MessageLine | undefined {
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(line);
-    return isStoredMessage(value) ? value : undefined;
+    value = JSON.parse(line);
   } catch {
     return undefined;
+  }
+  if (isStoredMessage(value)) return { message: value };
+  if (isMessageOp(value)) return { op: value };
+  return undefined;
+}
+
+/**
+ * Removes a deleted file's bytes, then the directories it leaves empty (up to, not including,
+ * `filesDir`): an empty directory would clash with a later file written at its path.
+ */
+async function removeFile(filesDir: string, hostPath: string): Promise<void> {
+  const root = path.resolve(filesDir);
+  try {
+    await unlink(hostPath);
+  } catch (err) {
+    const code = errnoCode(err);
+    // The reference is already gone, so the file is deleted for the store either way.
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+      warn(`could not remove ${hostPath} of a deleted thread file: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  for (let dir = path.dirname(hostPath); dir !== root && isInside(root, dir); dir = path.dirname(dir)) {
+    try {
+      // Fails on a directory that is not empty and on a symlink, which ends the walk.
+      await rmdir(dir);
+    } catch {
+      break;
+    }
   }
 }

@@ -4,17 +4,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { AgentportError } from '../errors.js';
 import { assertValidThreadId } from './paths.js';
-import {
-  StoreError,
-  type AttachmentRef,
-  type FileInfo,
-  type NewMessage,
-  type Role,
-  type StoredMessage,
-  type ThreadRecord,
-  type ThreadStatus,
-  type VariableValue,
+import type {
+  AttachmentRef,
+  FileInfo,
+  MessagePatch,
+  NewMessage,
+  Role,
+  StoredMessage,
+  ThreadRecord,
+  ThreadStatus,
+  VariableValue,
 } from './types.js';
 
 /** The `code` of a Node.js system error (`ENOENT`, ...), if any. */
@@ -74,9 +75,9 @@ export function jsonCopy<T>(value: T, what: string): T {
   try {
     text = JSON.stringify(value);
   } catch (err) {
-    throw new StoreError('INVALID_ARGUMENT', `${what} cannot be stored: it is not JSON-serializable`, { cause: err });
+    throw new AgentportError('INVALID_ARGUMENTS', `${what} cannot be stored: it is not JSON-serializable`, undefined, { cause: err });
   }
-  if (text === undefined) throw new StoreError('INVALID_ARGUMENT', `${what} cannot be stored: it is not JSON-serializable`);
+  if (text === undefined) throw new AgentportError('INVALID_ARGUMENTS', `${what} cannot be stored: it is not JSON-serializable`);
   return JSON.parse(text) as T;
 }
 
@@ -86,14 +87,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** Validates `createThread` input and builds the new record (`status: 'idle'`). */
 export function buildThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): ThreadRecord {
-  if (!isPlainObject(init)) throw new StoreError('INVALID_ARGUMENT', 'createThread needs an object');
+  if (!isPlainObject(init)) throw new AgentportError('INVALID_ARGUMENTS', 'createThread needs an object');
   if (typeof init.prompt !== 'string' || init.prompt.length === 0) {
-    throw new StoreError('INVALID_ARGUMENT', 'createThread needs a non-empty "prompt" (the prompt or agent name)');
+    throw new AgentportError('INVALID_ARGUMENTS', 'createThread needs a non-empty "prompt" (the prompt or agent name)');
   }
   if (init.id !== undefined) assertValidThreadId(init.id);
   if (init.parentId !== undefined) assertValidThreadId(init.parentId, 'parent thread id');
   if (init.meta !== undefined && !isPlainObject(init.meta)) {
-    throw new StoreError('INVALID_ARGUMENT', 'thread "meta" must be an object');
+    throw new AgentportError('INVALID_ARGUMENTS', 'thread "meta" must be an object');
   }
   const at = now();
   const record: ThreadRecord = { id: init.id ?? randomUUID(), prompt: init.prompt, createdAt: at, updatedAt: at, status: 'idle' };
@@ -104,12 +105,12 @@ export function buildThread(init: { prompt: string; parentId?: string; id?: stri
 
 /** Applies an `updateThread` patch to a copy of `thread`. */
 export function patchThread(thread: ThreadRecord, patch: Partial<Pick<ThreadRecord, 'status' | 'meta'>>): ThreadRecord {
-  if (!isPlainObject(patch)) throw new StoreError('INVALID_ARGUMENT', 'updateThread needs an object patch');
+  if (!isPlainObject(patch)) throw new AgentportError('INVALID_ARGUMENTS', 'updateThread needs an object patch');
   if (patch.status !== undefined && !STATUSES.has(patch.status)) {
-    throw new StoreError('INVALID_ARGUMENT', `Invalid thread status ${JSON.stringify(patch.status)}`);
+    throw new AgentportError('INVALID_ARGUMENTS', `Invalid thread status ${JSON.stringify(patch.status)}`);
   }
   if (patch.meta !== undefined && !isPlainObject(patch.meta)) {
-    throw new StoreError('INVALID_ARGUMENT', 'thread "meta" must be an object');
+    throw new AgentportError('INVALID_ARGUMENTS', 'thread "meta" must be an object');
   }
   const next: ThreadRecord = { ...thread, updatedAt: now() };
   if (patch.status !== undefined) next.status = patch.status;
@@ -132,12 +133,12 @@ export function isThreadRecord(value: unknown): value is ThreadRecord {
 
 /** Validates a message and stamps it with the store-assigned fields. */
 export function buildMessage(threadId: string, seq: number, message: NewMessage): StoredMessage {
-  if (!isPlainObject(message)) throw new StoreError('INVALID_ARGUMENT', `message for thread ${threadId} must be an object`);
+  if (!isPlainObject(message)) throw new AgentportError('INVALID_ARGUMENTS', `message for thread ${threadId} must be an object`);
   if (typeof message.role !== 'string' || !ROLES.has(message.role)) {
-    throw new StoreError('INVALID_ARGUMENT', `message for thread ${threadId} has an invalid role ${JSON.stringify(message.role)}`);
+    throw new AgentportError('INVALID_ARGUMENTS', `message for thread ${threadId} has an invalid role ${JSON.stringify(message.role)}`);
   }
   if (message.id !== undefined && (typeof message.id !== 'string' || message.id.length === 0)) {
-    throw new StoreError('INVALID_ARGUMENT', `message for thread ${threadId} has an invalid id`);
+    throw new AgentportError('INVALID_ARGUMENTS', `message for thread ${threadId} has an invalid id`);
   }
   const { id: givenId, ...rest } = message;
   const stamp = { id: givenId ?? randomUUID(), threadId, seq, createdAt: now() };
@@ -158,19 +159,92 @@ export function isStoredMessage(value: unknown): value is StoredMessage {
   );
 }
 
+const PATCH_KEYS: ReadonlySet<string> = new Set(['content', 'meta', 'reasoning']);
+
+/**
+ * Validates `updateMessage` input and returns a copy of the patch holding only the fields that
+ * are given (a field set to `undefined` is left out: it leaves the message's field as it is).
+ */
+export function validateMessagePatch(threadId: string, id: string, patch: MessagePatch): MessagePatch {
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new AgentportError('INVALID_ARGUMENTS', `updateMessage for thread ${threadId} needs a non-empty message id`);
+  }
+  if (!isPlainObject(patch)) {
+    throw new AgentportError('INVALID_ARGUMENTS', `updateMessage of message "${id}" in thread ${threadId} needs an object patch`);
+  }
+  for (const key of Object.keys(patch)) {
+    if (!PATCH_KEYS.has(key)) {
+      throw new AgentportError(
+        'INVALID_ARGUMENTS',
+        `updateMessage cannot change ${JSON.stringify(key)} of message "${id}" in thread ${threadId}: only content, meta and reasoning`,
+      );
+    }
+  }
+  const out: MessagePatch = {};
+  if (patch.content !== undefined) {
+    if (patch.content !== null && typeof patch.content !== 'string' && !Array.isArray(patch.content)) {
+      throw new AgentportError('INVALID_ARGUMENTS', `content of message "${id}" in thread ${threadId} must be a string, an array of parts or null`);
+    }
+    out.content = patch.content;
+  }
+  if (patch.meta !== undefined) {
+    if (!isPlainObject(patch.meta)) {
+      throw new AgentportError('INVALID_ARGUMENTS', `"meta" of message "${id}" in thread ${threadId} must be an object`);
+    }
+    out.meta = patch.meta;
+  }
+  if (patch.reasoning !== undefined) {
+    if (typeof patch.reasoning !== 'string') {
+      throw new AgentportError('INVALID_ARGUMENTS', `"reasoning" of message "${id}" in thread ${threadId} must be a string`);
+    }
+    out.reasoning = patch.reasoning;
+  }
+  return jsonCopy(out, `update of message "${id}" in thread ${threadId}`);
+}
+
+/**
+ * A copy of `message` with the patched fields replaced (only content, meta and reasoning, whatever
+ * else `patch` holds). Patched values are cloned, so one patch can be applied to several messages.
+ */
+export function applyMessagePatch(message: StoredMessage, patch: MessagePatch): StoredMessage {
+  const next: StoredMessage = { ...message };
+  if (patch.content !== undefined) next.content = structuredClone(patch.content);
+  if (patch.meta !== undefined) next.meta = structuredClone(patch.meta);
+  if (patch.reasoning !== undefined) next.reasoning = patch.reasoning;
+  return next;
+}
+
+/** Validates `deleteMessages` input; returns the ids without duplicates. */
+export function validateMessageIds(threadId: string, ids: readonly string[]): string[] {
+  if (!Array.isArray(ids)) {
+    throw new AgentportError('INVALID_ARGUMENTS', `deleteMessages for thread ${threadId} needs an array of message ids`);
+  }
+  for (const id of ids) {
+    if (typeof id !== 'string') {
+      throw new AgentportError('INVALID_ARGUMENTS', `deleteMessages for thread ${threadId} needs message ids as strings`);
+    }
+  }
+  return [...new Set(ids)];
+}
+
+/** The error for `updateMessage` of a message id the thread does not have. */
+export function messageNotFound(threadId: string, id: string): AgentportError {
+  return new AgentportError('INVALID_ARGUMENTS', `message "${id}" does not exist in thread ${threadId}`);
+}
+
 /**
  * Validates a file write and builds its reference. `threadPath` is already normalised;
  * the root directory is not a file.
  */
 export function buildFileRef(threadPath: string, data: Uint8Array, info: FileInfo): AttachmentRef {
   if (threadPath === '/') {
-    throw new StoreError('INVALID_PATH', 'Invalid thread file path "/": it names the root directory, not a file');
+    throw new AgentportError('INVALID_PATH', 'Invalid thread file path "/": it names the root directory, not a file');
   }
   if (!(data instanceof Uint8Array)) {
-    throw new StoreError('INVALID_ARGUMENT', `data for ${threadPath} must be a Uint8Array`);
+    throw new AgentportError('INVALID_ARGUMENTS', `data for ${threadPath} must be a Uint8Array`);
   }
   if (!isPlainObject(info) || typeof info.mimeType !== 'string' || info.mimeType.length === 0) {
-    throw new StoreError('INVALID_ARGUMENT', `file ${threadPath} needs a non-empty mimeType`);
+    throw new AgentportError('INVALID_ARGUMENTS', `file ${threadPath} needs a non-empty mimeType`);
   }
   const ref: AttachmentRef = {
     id: randomUUID(),
@@ -201,19 +275,19 @@ export function pathClash(threadPath: string, existing: Iterable<string>): strin
 
 /** Validates `setVariables` input; names only in errors, never values (PR-16). */
 export function validateVariables(threadId: string, values: VariableValue[]): VariableValue[] {
-  if (!Array.isArray(values)) throw new StoreError('INVALID_ARGUMENT', `setVariables for thread ${threadId} needs an array`);
+  if (!Array.isArray(values)) throw new AgentportError('INVALID_ARGUMENTS', `setVariables for thread ${threadId} needs an array`);
   return values.map((v, i) => {
     if (!isPlainObject(v) || typeof v.name !== 'string' || v.name.length === 0) {
-      throw new StoreError('INVALID_ARGUMENT', `variable #${i} for thread ${threadId} needs a non-empty name`);
+      throw new AgentportError('INVALID_ARGUMENTS', `variable #${i} for thread ${threadId} needs a non-empty name`);
     }
     if (typeof v.value !== 'string') {
-      throw new StoreError('INVALID_ARGUMENT', `variable "${v.name}" for thread ${threadId} needs a string value`);
+      throw new AgentportError('INVALID_ARGUMENTS', `variable "${v.name}" for thread ${threadId} needs a string value`);
     }
     if (typeof v.secret !== 'boolean') {
-      throw new StoreError('INVALID_ARGUMENT', `variable "${v.name}" for thread ${threadId} needs a boolean "secret"`);
+      throw new AgentportError('INVALID_ARGUMENTS', `variable "${v.name}" for thread ${threadId} needs a boolean "secret"`);
     }
     if (v.scoped !== undefined && typeof v.scoped !== 'boolean') {
-      throw new StoreError('INVALID_ARGUMENT', `variable "${v.name}" for thread ${threadId} has a non-boolean "scoped"`);
+      throw new AgentportError('INVALID_ARGUMENTS', `variable "${v.name}" for thread ${threadId} has a non-boolean "scoped"`);
     }
     const out: VariableValue = { name: v.name, value: v.value, secret: v.secret };
     if (v.scoped !== undefined) out.scoped = v.scoped;
@@ -238,8 +312,8 @@ export function mergeByName<T extends { name: string }>(existing: readonly T[], 
 }
 
 /** The error for an operation on a thread that does not exist. */
-export function threadNotFound(id: string): StoreError {
-  return new StoreError('THREAD_NOT_FOUND', `Thread ${id} does not exist`);
+export function threadNotFound(id: string): AgentportError {
+  return new AgentportError('THREAD_NOT_FOUND', `Thread ${id} does not exist`);
 }
 
 /** Copies bytes into a fresh plain `Uint8Array` (not a Buffer view into a shared pool). */

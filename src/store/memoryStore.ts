@@ -2,33 +2,31 @@
  * A store that keeps everything in memory: for tests and throwaway runs. It validates and
  * copies exactly like the file store, so code tested against it behaves the same on disk.
  */
+import { AgentportError } from '../errors.js';
 import {
+  applyMessagePatch,
   buildFileRef,
   buildMessage,
   buildThread,
   copyBytes,
   jsonCopy,
   mergeByName,
+  messageNotFound,
   patchThread,
   pathClash,
   threadNotFound,
+  validateMessageIds,
+  validateMessagePatch,
   validateVariables,
 } from './internal.js';
 import { assertValidThreadId, directoryPrefix, isValidThreadId, matchesPrefix, normalizeThreadPath } from './paths.js';
-import {
-  StoreError,
-  type AttachmentRef,
-  type FileInfo,
-  type NewMessage,
-  type StoredMessage,
-  type Store,
-  type ThreadRecord,
-  type VariableValue,
-} from './types.js';
+import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, StoredMessage, Store, ThreadRecord, VariableValue } from './types.js';
 
 interface MemoryThread {
   record: ThreadRecord;
   messages: StoredMessage[];
+  /** Highest seq ever assigned, deleted messages included, so that no seq is reused. */
+  lastSeq: number;
   files: Map<string, { data: Uint8Array; ref: AttachmentRef }>;
   variables: VariableValue[];
 }
@@ -49,8 +47,8 @@ export class MemoryStore implements Store {
   /** {@inheritDoc Store.createThread} */
   async createThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): Promise<ThreadRecord> {
     const record = buildThread(init);
-    if (this.threads.has(record.id)) throw new StoreError('THREAD_EXISTS', `Thread ${record.id} already exists`);
-    this.threads.set(record.id, { record, messages: [], files: new Map(), variables: [] });
+    if (this.threads.has(record.id)) throw new AgentportError('THREAD_EXISTS', `Thread ${record.id} already exists`);
+    this.threads.set(record.id, { record, messages: [], lastSeq: 0, files: new Map(), variables: [] });
     return jsonCopy(record, 'thread');
   }
 
@@ -78,9 +76,31 @@ export class MemoryStore implements Store {
   /** {@inheritDoc Store.appendMessage} */
   async appendMessage(threadId: string, message: NewMessage): Promise<StoredMessage> {
     const thread = this.thread(threadId);
-    const stored = buildMessage(threadId, thread.messages.length + 1, message);
+    const stored = buildMessage(threadId, thread.lastSeq + 1, message);
     thread.messages.push(stored);
+    thread.lastSeq = stored.seq;
     return jsonCopy(stored, 'message');
+  }
+
+  /** {@inheritDoc Store.updateMessage} */
+  async updateMessage(threadId: string, id: string, patch: MessagePatch): Promise<StoredMessage> {
+    const thread = this.thread(threadId);
+    const checked = validateMessagePatch(threadId, id, patch);
+    let updated: StoredMessage | undefined;
+    thread.messages = thread.messages.map((m) => {
+      if (m.id !== id) return m;
+      updated = applyMessagePatch(m, checked);
+      return updated;
+    });
+    if (updated === undefined) throw messageNotFound(threadId, id);
+    return jsonCopy(updated, 'message');
+  }
+
+  /** {@inheritDoc Store.deleteMessages} */
+  async deleteMessages(threadId: string, ids: readonly string[]): Promise<void> {
+    const thread = this.thread(threadId);
+    const doomed = new Set(validateMessageIds(threadId, ids));
+    if (doomed.size > 0) thread.messages = thread.messages.filter((m) => !doomed.has(m.id));
   }
 
   /** {@inheritDoc Store.listMessages} */
@@ -95,7 +115,7 @@ export class MemoryStore implements Store {
     const ref = buildFileRef(threadPath, data, info);
     const clash = pathClash(threadPath, thread.files.keys());
     if (clash !== undefined) {
-      throw new StoreError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(path)}: ${clash}`);
+      throw new AgentportError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(path)}: ${clash}`);
     }
     thread.files.set(threadPath, { data: copyBytes(data), ref });
     return { ...ref };
@@ -116,6 +136,12 @@ export class MemoryStore implements Store {
       .filter((f) => matchesPrefix(f.ref.path, dir))
       .map((f) => ({ ...f.ref }))
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** {@inheritDoc Store.deleteFile} */
+  async deleteFile(threadId: string, path: string): Promise<boolean> {
+    const thread = this.thread(threadId);
+    return thread.files.delete(normalizeThreadPath(path));
   }
 
   /** {@inheritDoc Store.setVariables} */

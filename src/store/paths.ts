@@ -6,7 +6,7 @@
  */
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { StoreError } from './types.js';
+import { AgentportError } from '../errors.js';
 
 /**
  * Safe thread ids: a letter or digit, then letters, digits, `_` or `-`, at most 128 characters.
@@ -23,7 +23,7 @@ export function isValidThreadId(id: unknown): id is string {
 /** Throws `INVALID_THREAD_ID` unless `id` is a safe thread id. */
 export function assertValidThreadId(id: unknown, what = 'thread id'): asserts id is string {
   if (!isValidThreadId(id)) {
-    throw new StoreError(
+    throw new AgentportError(
       'INVALID_THREAD_ID',
       `Invalid ${what} ${JSON.stringify(id)}: use 1-128 letters, digits, "_" or "-", starting with a letter or digit`,
     );
@@ -42,15 +42,15 @@ function errnoCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-function invalidPath(input: string, reason: string): StoreError {
-  return new StoreError('INVALID_PATH', `Invalid thread file path ${JSON.stringify(input)}: ${reason}`);
+function invalidPath(input: string, reason: string): AgentportError {
+  return new AgentportError('INVALID_PATH', `Invalid thread file path ${JSON.stringify(input)}: ${reason}`);
 }
 
 /**
  * Normalises a thread file path to POSIX form rooted at `/`: `attachments//a/./b.png` becomes
  * `/attachments/a/b.png`; the root itself is `/`.
  *
- * Refused (`StoreError` `INVALID_PATH`, naming the path): empty paths, NUL and other control
+ * Refused (`AgentportError` `INVALID_PATH`, naming the path): empty paths, NUL and other control
  * characters, backslashes (a separator on Windows, so `..\x` would be a traversal there), any
  * `..` segment (even one that would stay inside: a path that needs one is a mistake or an
  * attack), and on Windows a `:` (drive letters and alternate data streams).

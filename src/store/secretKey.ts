@@ -9,7 +9,7 @@ import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:
 import { constants } from 'node:fs';
 import { chmod, copyFile, link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { StoreError } from './types.js';
+import { AgentportError } from '../errors.js';
 
 /** Name of the environment variable that may hold the key. */
 export const SECRET_KEY_ENV = 'AGENTPORT_SECRET_KEY';
@@ -28,7 +28,7 @@ const BASE64_KEY = /^(?:[A-Za-z0-9+/]{43}|[A-Za-z0-9_-]{43})=?$/;
  * Parses a key given as 64 hex characters or as base64 of 32 bytes (surrounding whitespace
  * ignored). `source` names where the text came from, for the error message.
  *
- * @throws StoreError `SECRET_KEY_INVALID` naming `source`, without the text.
+ * @throws AgentportError `SECRET_KEY_INVALID` naming `source`, without the text.
  */
 export function parseSecretKey(text: string, source: string): Buffer {
   const trimmed = text.trim();
@@ -37,7 +37,7 @@ export function parseSecretKey(text: string, source: string): Buffer {
     const key = Buffer.from(trimmed, trimmed.includes('-') || trimmed.includes('_') ? 'base64url' : 'base64');
     if (key.length === SECRET_KEY_BYTES) return key;
   }
-  throw new StoreError(
+  throw new AgentportError(
     'SECRET_KEY_INVALID',
     `${source} must hold a 32-byte key as 64 hex characters or base64 (generate one with: openssl rand -hex 32)`,
   );
@@ -54,7 +54,7 @@ function errnoCode(err: unknown): string | undefined {
  *
  * @param dir the store's root directory.
  * @param env environment to read; `process.env` by default.
- * @throws StoreError `SECRET_KEY_INVALID` when the variable or the file holds no valid key.
+ * @throws AgentportError `SECRET_KEY_INVALID` when the variable or the file holds no valid key.
  */
 export async function loadSecretKey(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
   const fromEnv = env[SECRET_KEY_ENV];
@@ -132,7 +132,7 @@ export interface EncryptedValue {
 
 function checkKey(key: Buffer): void {
   if (!Buffer.isBuffer(key) || key.length !== SECRET_KEY_BYTES) {
-    throw new StoreError('SECRET_KEY_INVALID', `The secret key must be ${SECRET_KEY_BYTES} bytes`);
+    throw new AgentportError('SECRET_KEY_INVALID', `The secret key must be ${SECRET_KEY_BYTES} bytes`);
   }
 }
 
@@ -152,7 +152,7 @@ export function encryptSecret(key: Buffer, plaintext: string, aad: string): Encr
 /**
  * Decrypts a value from {@link encryptSecret} given the same `aad`.
  *
- * @throws StoreError `SECRET_DECRYPT_FAILED` when the key is wrong or the value was altered.
+ * @throws AgentportError `SECRET_DECRYPT_FAILED` when the key is wrong or the value was altered.
  */
 export function decryptSecret(key: Buffer, value: EncryptedValue, aad: string): string {
   checkKey(key);
@@ -164,7 +164,7 @@ export function decryptSecret(key: Buffer, value: EncryptedValue, aad: string): 
     decipher.setAuthTag(Buffer.from(value.tag, 'base64'));
     return Buffer.concat([decipher.update(Buffer.from(value.data, 'base64')), decipher.final()]).toString('utf8');
   } catch (err) {
-    throw new StoreError('SECRET_DECRYPT_FAILED', 'cannot decrypt a secret value: wrong key or altered data', { cause: err });
+    throw new AgentportError('SECRET_DECRYPT_FAILED', 'cannot decrypt a secret value: wrong key or altered data', undefined, { cause: err });
   }
 }
 

@@ -4,8 +4,14 @@
  *
  * Everything a store hands out is a copy: callers may mutate what they get back
  * without touching what is stored, and what they pass in is copied on the way in.
+ *
+ * Stores throw {@link AgentportError} (src/errors.ts) with the codes `THREAD_NOT_FOUND`,
+ * `THREAD_EXISTS`, `INVALID_THREAD_ID`, `INVALID_PATH`, `INVALID_ARGUMENTS`, `SECRET_KEY_INVALID`,
+ * `SECRET_DECRYPT_FAILED`, `CORRUPT_DATA` and `UNSUPPORTED_VERSION`. Messages name the thread,
+ * path or variable concerned, never a variable's value (PR-16).
  */
 import type { AttachmentRef } from '../definitions/types.js';
+import type { AgentportError } from '../errors.js';
 
 /** Who wrote a message. */
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
@@ -31,7 +37,10 @@ export type { AttachmentRef } from '../definitions/types.js';
 export interface StoredMessage {
   id: string;
   threadId: string;
-  /** Assigned by the store: 1-based, consecutive per thread, in append order. */
+  /**
+   * Assigned by the store: 1-based, unique and increasing per thread, in append order.
+   * Consecutive until messages are deleted: deletion leaves gaps, and a deleted seq is never reused.
+   */
   seq: number;
   /** ISO 8601 timestamp assigned by the store. */
   createdAt: string;
@@ -84,12 +93,16 @@ export interface FileInfo {
   description?: string;
 }
 
+/** The message fields {@link Store.updateMessage} can replace. */
+export type MessagePatch = Partial<Pick<StoredMessage, 'content' | 'meta' | 'reasoning'>>;
+
 /**
  * Persistence of threads, messages, files and variables.
  *
- * Every method except `getThread` and `createThread` throws a {@link StoreError} with code
+ * Every method except `getThread` and `createThread` throws an {@link AgentportError} with code
  * `THREAD_NOT_FOUND` when the thread does not exist. Thread file paths are validated
- * (TL-7) and a bad one is a `StoreError` with code `INVALID_PATH`.
+ * (TL-7) and a bad one is an `AgentportError` with code `INVALID_PATH`; other malformed
+ * arguments are `INVALID_ARGUMENTS`.
  */
 export interface Store {
   /** Creates a thread (`status: 'idle'`). A given `id` must match the safe id pattern and be unused. */
@@ -100,10 +113,34 @@ export interface Store {
   updateThread(id: string, patch: Partial<Pick<ThreadRecord, 'status' | 'meta'>>): Promise<ThreadRecord>;
   /** All threads, oldest first. */
   listThreads(): Promise<ThreadRecord[]>;
-  /** Appends a message; appends to one thread are serialized so `seq` is 1..N with no gaps. */
+  /**
+   * Appends a message. Appends to one thread are serialized, so `seq` is unique and increasing:
+   * 1..N with no gaps as long as nothing is deleted. Each append takes the seq after the highest
+   * one ever assigned in the thread, deleted messages included, so a deleted seq is never reused.
+   */
   appendMessage(threadId: string, message: NewMessage): Promise<StoredMessage>;
-  /** The thread's messages in `seq` order, including every append started before this call. */
+  /**
+   * The thread's messages in `seq` order, including every append, update and deletion started
+   * before this call. After deletions the seqs have gaps (e.g. 1, 2, 5).
+   */
   listMessages(threadId: string): Promise<StoredMessage[]>;
+  /**
+   * Replaces the given fields of a message (`meta` is replaced, not merged; a field given as
+   * `undefined` is left as it is) and returns the updated message. `id`, `seq`, `createdAt` and
+   * every other field are unchanged. Ids should be unique in a thread (`appendMessage` does not
+   * check): if several messages share `id`, all of them are changed and the last one is returned.
+   * An `id` no message has is `INVALID_ARGUMENTS`.
+   */
+  updateMessage(
+    threadId: string,
+    id: string,
+    patch: Partial<Pick<StoredMessage, 'content' | 'meta' | 'reasoning'>>,
+  ): Promise<StoredMessage>;
+  /**
+   * Removes the messages with these ids; ids no message has are ignored. The remaining messages
+   * keep their `seq`, and later appends still continue after the highest seq ever assigned.
+   */
+  deleteMessages(threadId: string, ids: readonly string[]): Promise<void>;
   /** Stores bytes unchanged at a thread path (replacing any file there) and returns its reference. */
   writeFile(
     threadId: string,
@@ -115,48 +152,12 @@ export interface Store {
   readFile(threadId: string, path: string): Promise<{ data: Uint8Array; ref: AttachmentRef } | undefined>;
   /** Files at or under the directory `prefix` (default `/`), sorted by path. */
   listFiles(threadId: string, prefix?: string): Promise<AttachmentRef[]>;
+  /** Removes the file at a thread path, bytes and reference; `true` if there was one, `false` otherwise. */
+  deleteFile(threadId: string, path: string): Promise<boolean>;
   /** Merges by name: a value replaces the earlier entry of the same name (value, secret and scoped). */
   setVariables(threadId: string, values: VariableValue[]): Promise<void>;
   /** All variables in first-set order, secrets decrypted for the runtime. */
   getVariables(threadId: string): Promise<VariableValue[]>;
   /** Waits for pending writes; the store should not be used afterwards. */
   close?(): Promise<void>;
-}
-
-/**
- * Machine-readable reason of a {@link StoreError}.
- *
- * - `INVALID_THREAD_ID`: a given thread id does not match the safe pattern (ids become folder names).
- * - `INVALID_PATH`: a thread file path is malformed or escapes the thread's files (TL-7).
- * - `INVALID_ARGUMENT`: another argument is malformed (bad status, empty variable name, ...).
- * - `THREAD_NOT_FOUND`: the thread does not exist.
- * - `THREAD_EXISTS`: `createThread` was given an id that is already used.
- * - `SECRET_KEY_INVALID`: `AGENTPORT_SECRET_KEY` or the key file does not hold a 32-byte key.
- * - `SECRET_DECRYPT_FAILED`: a stored secret cannot be decrypted (wrong key or tampered file).
- * - `CORRUPT_DATA`: a persisted file cannot be read as what it should be.
- * - `UNSUPPORTED_VERSION`: a persisted file was written by a newer format version.
- */
-export type StoreErrorCode =
-  | 'INVALID_THREAD_ID'
-  | 'INVALID_PATH'
-  | 'INVALID_ARGUMENT'
-  | 'THREAD_NOT_FOUND'
-  | 'THREAD_EXISTS'
-  | 'SECRET_KEY_INVALID'
-  | 'SECRET_DECRYPT_FAILED'
-  | 'CORRUPT_DATA'
-  | 'UNSUPPORTED_VERSION';
-
-/**
- * Error raised by stores. Messages name the thread, path or variable concerned, never a
- * variable's value (PR-16).
- */
-export class StoreError extends Error {
-  override readonly name = 'StoreError';
-  readonly code: StoreErrorCode;
-
-  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }

@@ -63,7 +63,7 @@ describe('stdio', () => {
     expect(stderr).toContain('unknown model "gpt5"');
     expect(stderr).toContain('circular include: loop_a -> loop_b -> loop_a');
     expect(stderr).toContain('"empty_description" field toolDescription: toolDescription must not be empty');
-    expect(stderr).toContain('"bad_choice" field toolChoice: Invalid option');
+    expect(stderr).toContain('"bad_choice" field toolChoice: toolChoice must be one of "auto", "none", "required", got string "sometimes"');
     expect(stderr).toContain('"unknown_refs" field tools[0]: unknown tool "lookup_ordr"');
     expect(stderr).toMatch(/not starting: 15 error\(s\)/);
   });

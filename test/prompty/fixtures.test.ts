@@ -16,7 +16,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { PromptyError } from '../../src/prompty/errors.js';
+import { AgentportError } from '../../src/errors.js';
+import { promptyErrorData } from '../../src/prompty/errors.js';
 import { loadPromptyFile } from '../../src/prompty/load.js';
 import { renderPrompty } from '../../src/prompty/render.js';
 
@@ -104,8 +105,9 @@ describe('prompty fixtures', () => {
         if (error) throw error;
         return;
       }
-      expect(error, 'expected an error').toBeInstanceOf(PromptyError);
-      const e = error as PromptyError;
+      expect(error, 'expected an error').toBeInstanceOf(AgentportError);
+      expect((error as AgentportError).code).toBe(phase === 'load' ? 'PROMPTY_INVALID' : 'PROMPTY_RENDER');
+      const e = { ...promptyErrorData(error)!, message: (error as AgentportError).message };
       expect(phase).toBe(expected.error.phase);
       expect(e.file).toBe(file);
       if (expected.error.line !== undefined) expect(e.line).toBe(expected.error.line);

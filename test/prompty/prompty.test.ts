@@ -8,7 +8,8 @@ import path from 'node:path';
 import Mustache from 'mustache';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { PromptyError } from '../../src/prompty/errors.js';
+import { AgentportError } from '../../src/errors.js';
+import { promptyErrorData, type PromptyErrorData } from '../../src/prompty/errors.js';
 import { loadPromptyFile, parsePrompty } from '../../src/prompty/load.js';
 import { parseAttributes, parseMarkerLine } from '../../src/prompty/markers.js';
 import { renderPrompty } from '../../src/prompty/render.js';
@@ -35,12 +36,16 @@ async function writePrompty(name: string, text: string): Promise<string> {
   return file;
 }
 
-async function loadError(file: string, env: Record<string, string> = {}): Promise<PromptyError> {
+/** The load error of a file: an AgentportError with code PROMPTY_INVALID; its data and message. */
+async function loadError(file: string, env: Record<string, string> = {}): Promise<PromptyErrorData & { message: string }> {
   try {
     await loadPromptyFile(file, { agentsDir: agents, env });
   } catch (err) {
-    expect(err).toBeInstanceOf(PromptyError);
-    return err as PromptyError;
+    expect(err).toBeInstanceOf(AgentportError);
+    expect((err as AgentportError).code).toBe('PROMPTY_INVALID');
+    const data = promptyErrorData(err);
+    expect(data).toBeDefined();
+    return { ...data!, message: (err as AgentportError).message };
   }
   throw new Error('expected a load error');
 }
@@ -227,7 +232,7 @@ describe('rendering', () => {
     const p = await loadPromptyFile(file, { agentsDir: agents, env: {} });
     const ok = await renderPrompty(p, { u: 'https://example.com/a.png' });
     expect((ok.messages[0] as PromptyChatMessage).content).toEqual([{ type: 'image', url: 'https://example.com/a.png', attributes: {} }]);
-    await expect(renderPrompty(p, { u: '../../../etc/passwd' })).rejects.toMatchObject({ code: 'PROMPTY_RENDER', line: 6, field: 'media' });
+    await expect(renderPrompty(p, { u: '../../../etc/passwd' })).rejects.toMatchObject({ code: 'PROMPTY_RENDER', data: { line: 6, field: 'media' } });
   });
 });
 

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatIssue, type LoadIssue } from '../../src/definitions/issues.js';
-import { RegistryLoadError } from '../../src/registry/errors.js';
+import { loadIssuesOf } from '../../src/registry/errors.js';
 import { loadRegistry, loadRegistryOrThrow } from '../../src/registry/load.js';
 import { EXAMPLE_AGENTS, FIXTURES } from '../support/paths.js';
 import { tempDir } from '../support/mcpClients.js';
@@ -61,8 +61,10 @@ describe('loading the example agents', () => {
 
 describe('a folder full of mistakes', () => {
   it('reports every problem in one report, each naming file, definition and field', async () => {
-    await expect(loadRegistryOrThrow({ agentsDir: LOAD_ERRORS })).rejects.toBeInstanceOf(RegistryLoadError);
+    const thrown = await loadRegistryOrThrow({ agentsDir: LOAD_ERRORS }).catch((error: unknown) => error);
+    expect(thrown).toMatchObject({ name: 'AgentportError', code: 'DEFINITION_INVALID' });
     const { issues } = await loadRegistry({ agentsDir: LOAD_ERRORS });
+    expect(loadIssuesOf(thrown)).toEqual(issues);
     const report = issues.map(formatIssue).join('\n');
     expect(report).toContain('prompts/no_model.ts "no_model" field model: unknown model "gpt5"');
     expect(report).toContain('circular include: loop_a -> loop_b -> loop_a');

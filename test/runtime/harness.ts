@@ -21,7 +21,11 @@ export interface Harness {
   call(name: string, args: Record<string, unknown>, meta?: Record<string, unknown>): ReturnType<Client['callTool']>;
 }
 
-export function useRuntimeHarness(env: Record<string, string> = {}, runtime: Parameters<typeof startInProcess>[0]['runtime'] = {}): Harness {
+export function useRuntimeHarness(
+  env: Record<string, string> = {},
+  runtime: Parameters<typeof startInProcess>[0]['runtime'] = {},
+  agentsDir: string = RUNTIME_AGENTS,
+): Harness {
   const model = new FakeModelServer();
   let mark = 0;
   const harness = {
@@ -33,7 +37,7 @@ export function useRuntimeHarness(env: Record<string, string> = {}, runtime: Par
   beforeAll(async () => {
     await model.start();
     harness.agentport = await startInProcess({
-      agentsDir: RUNTIME_AGENTS,
+      agentsDir,
       env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k', ...env },
       runtime,
     });

@@ -100,7 +100,7 @@ describe('the step loop', () => {
     expect(sent()[1]!.messages.find((m) => m.role === 'tool')!.content).toMatch(/^Error: There is no tool named "rm_rf". Available tools: add_numbers, /);
   });
 
-  it('stops at the step limit with a clear error that says what was done', async () => {
+  it('[AG-2] stops at the step limit with a clear error that says what was done', async () => {
     const limited = await startInProcess({
       agentsDir: RUNTIME_AGENTS,
       env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' },
@@ -111,7 +111,12 @@ describe('the step loop', () => {
       for (let i = 0; i < 3; i++) model.reply({ toolCalls: [{ name: 'add_numbers', arguments: { a: i, b: 1 } }] });
       const result = await c.callTool({ name: 'forgetful', arguments: { message: 'loop forever' } });
       expect(result.isError).toBe(true);
-      expect(textOf(result)).toBe('stopped after 3 steps without a final answer\nWhat was done: add_numbers (success), add_numbers (success), add_numbers (success)');
+      expect(textOf(result)).toBe('forgetful took 3 steps in one turn without finishing it\nWhat was done: add_numbers (success), add_numbers (success), add_numbers (success)');
+      expect((result.structuredContent as { error: unknown }).error).toEqual({
+        code: 'STEP_LIMIT',
+        message: 'forgetful took 3 steps in one turn without finishing it',
+        data: { side: 'a', maxSteps: 3 },
+      });
     } finally {
       await limited.close();
     }

@@ -13,7 +13,7 @@ import {
   formatSubpromptResult,
   type SubpromptOutcome,
   type SubpromptResultFlags,
-} from '../../src/runtime/subpromptResult.js';
+} from '../../src/runtime/tools/subpromptResult.js';
 import { FIXTURES } from '../support/paths.js';
 
 const DIR = path.join(FIXTURES, 'subprompt-results');

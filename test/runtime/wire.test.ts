@@ -2,7 +2,7 @@
  * The stored-message to Chat Completions translation (pure).
  */
 import { describe, expect, it } from 'vitest';
-import { toWireMessages, type WireInput } from '../../src/runtime/wire.js';
+import { toWireMessages, type WireInput } from '../../src/models/wire.js';
 
 const options = { recentImageThreshold: 10, includeReasoning: false };
 

@@ -4,7 +4,8 @@
  * symlinks) is tested in the implementation's own file.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreError, type Store, type StoreErrorCode } from '../../src/store/types.js';
+import { AgentportError, type AgentportErrorCode } from '../../src/errors.js';
+import type { Store } from '../../src/store/types.js';
 
 /** A fresh, empty store and how to dispose of it. */
 export interface StoreHarness {
@@ -12,16 +13,16 @@ export interface StoreHarness {
   cleanup(): Promise<void>;
 }
 
-/** Awaits `promise` and checks it rejects with a StoreError of `code` whose message contains `mentions`. */
-export async function expectStoreError(promise: Promise<unknown>, code: StoreErrorCode, mentions?: string): Promise<StoreError> {
+/** Awaits `promise` and checks it rejects with an AgentportError of `code` whose message contains `mentions`. */
+export async function expectStoreError(promise: Promise<unknown>, code: AgentportErrorCode, mentions?: string): Promise<AgentportError> {
   let caught: unknown;
   try {
     await promise;
   } catch (err) {
     caught = err;
   }
-  expect(caught, `expected a StoreError ${code}`).toBeInstanceOf(StoreError);
-  const err = caught as StoreError;
+  expect(caught, `expected an AgentportError ${code}`).toBeInstanceOf(AgentportError);
+  const err = caught as AgentportError;
   expect(err.code).toBe(code);
   if (mentions !== undefined) expect(err.message).toContain(mentions);
   return err;
@@ -106,7 +107,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it('refuses to update an unknown thread or to set an unknown status', async () => {
         await expectStoreError(store.updateThread('missing', { status: 'running' }), 'THREAD_NOT_FOUND', 'missing');
         const t = await store.createThread({ prompt: 'p' });
-        await expectStoreError(store.updateThread(t.id, { status: 'bogus' as never }), 'INVALID_ARGUMENT', 'bogus');
+        await expectStoreError(store.updateThread(t.id, { status: 'bogus' as never }), 'INVALID_ARGUMENTS', 'bogus');
       });
 
       it('lists every thread, oldest first', async () => {
@@ -206,8 +207,119 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await expectStoreError(store.appendMessage('missing', { role: 'user', content: 'x' }), 'THREAD_NOT_FOUND', 'missing');
         await expectStoreError(store.listMessages('missing'), 'THREAD_NOT_FOUND');
         const t = await store.createThread({ prompt: 'p' });
-        await expectStoreError(store.appendMessage(t.id, { role: 'robot' as never, content: 'x' }), 'INVALID_ARGUMENT', 'robot');
+        await expectStoreError(store.appendMessage(t.id, { role: 'robot' as never, content: 'x' }), 'INVALID_ARGUMENTS', 'robot');
         expect(await store.listMessages(t.id)).toEqual([]);
+      });
+
+      it('updates content, meta and reasoning of a message, keeping id, seq, createdAt and the rest', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const m1 = await store.appendMessage(t.id, { role: 'user', content: 'question' });
+        const m2 = await store.appendMessage(t.id, {
+          role: 'assistant',
+          content: 'draft',
+          toolCalls: [{ id: 'call_1', name: 'search', arguments: '{}' }],
+          reasoning: 'first thoughts',
+          side: 'b',
+          meta: { a: 1, keep: false },
+        });
+        const updated = await store.updateMessage(t.id, m2.id, { content: [{ type: 'text', text: 'final' }], meta: { b: 2 } });
+        // meta is replaced, not merged.
+        expect(updated).toEqual({ ...m2, content: [{ type: 'text', text: 'final' }], meta: { b: 2 } });
+        expect(await store.listMessages(t.id)).toEqual([m1, updated]);
+
+        const again = await store.updateMessage(t.id, m2.id, { reasoning: 'second thoughts', content: undefined });
+        expect(again).toEqual({ ...updated, reasoning: 'second thoughts' });
+        expect(await store.updateMessage(t.id, m1.id, { content: null })).toEqual({ ...m1, content: null });
+        expect(await store.listMessages(t.id)).toEqual([{ ...m1, content: null }, again]);
+        // Updates do not count as appends.
+        expect((await store.appendMessage(t.id, { role: 'user', content: 'next' })).seq).toBe(3);
+      });
+
+      it('refuses to update an unknown message, or fields other than content, meta and reasoning', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const m = await store.appendMessage(t.id, { role: 'user', content: 'x', meta: { v: 1 } });
+        const err = await expectStoreError(store.updateMessage(t.id, 'nope', { content: 'y' }), 'INVALID_ARGUMENTS');
+        expect(err.message).toBe(`message "nope" does not exist in thread ${t.id}`);
+        await expectStoreError(store.updateMessage('missing', m.id, { content: 'y' }), 'THREAD_NOT_FOUND', 'missing');
+        await expectStoreError(store.updateMessage(t.id, m.id, { seq: 9 } as never), 'INVALID_ARGUMENTS', '"seq"');
+        await expectStoreError(store.updateMessage(t.id, m.id, { role: 'tool' } as never), 'INVALID_ARGUMENTS', '"role"');
+        await expectStoreError(store.updateMessage(t.id, m.id, { meta: 'x' } as never), 'INVALID_ARGUMENTS', 'meta');
+        await expectStoreError(store.updateMessage(t.id, m.id, { reasoning: 1 } as never), 'INVALID_ARGUMENTS', 'reasoning');
+        await expectStoreError(store.updateMessage(t.id, m.id, { content: 5 } as never), 'INVALID_ARGUMENTS', 'content');
+        await expectStoreError(store.updateMessage(t.id, m.id, null as never), 'INVALID_ARGUMENTS');
+        expect(await store.listMessages(t.id)).toEqual([m]);
+      });
+
+      it('keeps an update as it was when made, not as the caller later changes the patch or the result', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const m = await store.appendMessage(t.id, { role: 'user', content: 'x' });
+        const patch = { meta: { n: 1 } };
+        const pending = store.updateMessage(t.id, m.id, patch);
+        patch.meta.n = 2;
+        const updated = await pending;
+        updated.meta!.n = 3;
+        expect((await store.listMessages(t.id))[0]!.meta).toEqual({ n: 1 });
+      });
+
+      it('deletes messages, keeps the seq of the others and never reuses a deleted seq', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const [m1, m2, m3, m4] = [
+          await store.appendMessage(t.id, { role: 'user', content: '1' }),
+          await store.appendMessage(t.id, { role: 'assistant', content: '2' }),
+          await store.appendMessage(t.id, { role: 'user', content: '3' }),
+          await store.appendMessage(t.id, { role: 'assistant', content: '4' }),
+        ];
+        await store.deleteMessages(t.id, [m2!.id, m4!.id, 'no-such-id']);
+        expect(await store.listMessages(t.id)).toEqual([m1, m3]);
+        // m4 had the highest seq: the next append goes after it anyway.
+        const m5 = await store.appendMessage(t.id, { role: 'user', content: '5' });
+        expect(m5.seq).toBe(5);
+        expect((await store.listMessages(t.id)).map((m) => m.seq)).toEqual([1, 3, 5]);
+        await store.deleteMessages(t.id, [m1!.id, m3!.id, m5.id]);
+        expect(await store.listMessages(t.id)).toEqual([]);
+        expect((await store.appendMessage(t.id, { role: 'user', content: '6' })).seq).toBe(6);
+        await expectStoreError(store.updateMessage(t.id, m2!.id, { content: 'back?' }), 'INVALID_ARGUMENTS', m2!.id);
+      });
+
+      it('ignores unknown ids and an empty list in deleteMessages, and refuses an unknown thread or non-string ids', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const m = await store.appendMessage(t.id, { role: 'user', content: 'x' });
+        await store.deleteMessages(t.id, []);
+        await store.deleteMessages(t.id, ['a', 'b']);
+        expect(await store.listMessages(t.id)).toEqual([m]);
+        await expectStoreError(store.deleteMessages('missing', [m.id]), 'THREAD_NOT_FOUND', 'missing');
+        await expectStoreError(store.deleteMessages(t.id, [m.id, 7] as never), 'INVALID_ARGUMENTS');
+        await expectStoreError(store.deleteMessages(t.id, m.id as never), 'INVALID_ARGUMENTS');
+        expect(await store.listMessages(t.id)).toEqual([m]);
+      });
+
+      it('does not let a deletion touch a later message that reuses the deleted id', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(t.id, { id: 'same', role: 'user', content: 'old' });
+        await store.deleteMessages(t.id, ['same']);
+        const again = await store.appendMessage(t.id, { id: 'same', role: 'user', content: 'new' });
+        expect(again.seq).toBe(2);
+        expect(await store.listMessages(t.id)).toEqual([again]);
+        const updated = await store.updateMessage(t.id, 'same', { content: 'newer' });
+        expect(await store.listMessages(t.id)).toEqual([updated]);
+        expect(updated).toMatchObject({ seq: 2, content: 'newer' });
+      });
+
+      it('applies appends, updates and deletions in the order they were started', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const pending = [
+          store.appendMessage(t.id, { id: 'a', role: 'user', content: 'a' }),
+          store.appendMessage(t.id, { id: 'b', role: 'user', content: 'b' }),
+          store.updateMessage(t.id, 'a', { content: 'a2' }),
+          store.deleteMessages(t.id, ['b']),
+          store.appendMessage(t.id, { id: 'c', role: 'user', content: 'c' }),
+        ];
+        const listed = await store.listMessages(t.id);
+        expect(listed.map((m) => [m.id, m.seq, m.content])).toEqual([
+          ['a', 1, 'a2'],
+          ['c', 3, 'c'],
+        ]);
+        await Promise.all(pending);
       });
     });
 
@@ -312,7 +424,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await expectStoreError(store.readFile('missing', '/a'), 'THREAD_NOT_FOUND');
         await expectStoreError(store.listFiles('missing'), 'THREAD_NOT_FOUND');
         const t = await store.createThread({ prompt: 'p' });
-        await expectStoreError(store.writeFile(t.id, '/a', new Uint8Array([1]), { mimeType: '' }), 'INVALID_ARGUMENT');
+        await expectStoreError(store.writeFile(t.id, '/a', new Uint8Array([1]), { mimeType: '' }), 'INVALID_ARGUMENTS');
       });
 
       it('[TL-7] refuses a path that escapes the thread files via ..', async () => {
@@ -340,6 +452,52 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const ref = await store.writeFile(t.id, '/etc/passwd', new Uint8Array([7]), { mimeType: 'text/plain' });
         expect(ref.path).toBe('/etc/passwd');
         expect([...(await store.readFile(t.id, '/etc/passwd'))!.data]).toEqual([7]);
+      });
+
+      it('deletes a file, bytes and reference, and reports whether there was one', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const info = { mimeType: 'text/plain' };
+        await store.writeFile(t.id, '/attachments/a.txt', new Uint8Array([1]), info);
+        const b = await store.writeFile(t.id, '/attachments/b.txt', new Uint8Array([2]), info);
+        expect(await store.deleteFile(t.id, '/attachments/a.txt')).toBe(true);
+        expect(await store.readFile(t.id, '/attachments/a.txt')).toBeUndefined();
+        expect(await store.listFiles(t.id)).toEqual([b]);
+        expect(await store.deleteFile(t.id, '/attachments/a.txt')).toBe(false);
+        // Paths are normalised as everywhere else.
+        expect(await store.deleteFile(t.id, 'attachments//./b.txt')).toBe(true);
+        expect(await store.listFiles(t.id)).toEqual([]);
+        // A deleted file can be written again.
+        const again = await store.writeFile(t.id, '/attachments/a.txt', new Uint8Array([3]), info);
+        expect([...(await store.readFile(t.id, '/attachments/a.txt'))!.data]).toEqual([3]);
+        expect(await store.listFiles(t.id)).toEqual([again]);
+      });
+
+      it('returns false when deleting a file that does not exist, a directory or the root', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        expect(await store.deleteFile(t.id, '/attachments/none.png')).toBe(false);
+        await store.writeFile(t.id, '/d/e.txt', new Uint8Array([1]), { mimeType: 'text/plain' });
+        expect(await store.deleteFile(t.id, '/d')).toBe(false);
+        expect(await store.deleteFile(t.id, '/')).toBe(false);
+        expect((await store.listFiles(t.id)).map((r) => r.path)).toEqual(['/d/e.txt']);
+      });
+
+      it('lets a file take the place of a directory whose last file was deleted', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.writeFile(t.id, '/d/e/f.txt', new Uint8Array([1]), { mimeType: 'text/plain' });
+        expect(await store.deleteFile(t.id, '/d/e/f.txt')).toBe(true);
+        await store.writeFile(t.id, '/d', new Uint8Array([2]), { mimeType: 'text/plain' });
+        expect([...(await store.readFile(t.id, '/d'))!.data]).toEqual([2]);
+      });
+
+      it('[TL-7] refuses a bad path in deleteFile, and an unknown thread', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.writeFile(t.id, '/x', new Uint8Array([1]), { mimeType: 'text/plain' });
+        for (const bad of ['../x', '/attachments/../../x', 'a/../x', '..\\x', '/x\0', '/x\n', '']) {
+          await expectStoreError(store.deleteFile(t.id, bad), 'INVALID_PATH');
+        }
+        await expectStoreError(store.deleteFile(t.id, '../x'), 'INVALID_PATH', '"../x"');
+        await expectStoreError(store.deleteFile('missing', '/x'), 'THREAD_NOT_FOUND', 'missing');
+        expect((await store.listFiles(t.id)).map((r) => r.path)).toEqual(['/x']);
       });
     });
 
@@ -386,11 +544,11 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const t = await store.createThread({ prompt: 'p' });
         const err = await expectStoreError(
           store.setVariables(t.id, [{ name: 'token', value: 'hunter2-secret', secret: 'yes' as never }]),
-          'INVALID_ARGUMENT',
+          'INVALID_ARGUMENTS',
           'token',
         );
         expect(err.message).not.toContain('hunter2-secret');
-        await expectStoreError(store.setVariables(t.id, [{ name: '', value: 'v', secret: false }]), 'INVALID_ARGUMENT');
+        await expectStoreError(store.setVariables(t.id, [{ name: '', value: 'v', secret: false }]), 'INVALID_ARGUMENTS');
         expect(await store.getVariables(t.id)).toEqual([]);
       });
 

@@ -182,6 +182,124 @@ describe('FileStore on disk', () => {
     expect((await second.appendMessage(t.id, { role: 'user', content: 'd' })).seq).toBe(4);
   });
 
+  it('keeps updates and deletions across a new instance, as records appended to messages.jsonl', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'p' });
+    const a = await first.appendMessage(t.id, { role: 'user', content: 'a', meta: { x: 1 } });
+    const b = await first.appendMessage(t.id, { role: 'assistant', content: 'b' });
+    const c = await first.appendMessage(t.id, { role: 'user', content: 'c' });
+    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const before = await readFile(file, 'utf8');
+    const updated = await first.updateMessage(t.id, a.id, { content: 'a2', meta: { y: 2 }, reasoning: 'r' });
+    await first.deleteMessages(t.id, [c.id]);
+    await first.close();
+
+    // Append-only: the earlier bytes are untouched, two operation records follow.
+    const text = await readFile(file, 'utf8');
+    expect(text.startsWith(before)).toBe(true);
+    const added = text.slice(before.length).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(added).toEqual([
+      { op: 'update', id: a.id, patch: { content: 'a2', meta: { y: 2 }, reasoning: 'r' } },
+      { op: 'delete', ids: [c.id] },
+    ]);
+
+    const second = new FileStore({ dir });
+    expect(await second.listMessages(t.id)).toEqual([updated, b]);
+    expect(updated).toEqual({ ...a, content: 'a2', meta: { y: 2 }, reasoning: 'r' });
+    // c (seq 3) is deleted, yet its seq is not handed out again.
+    expect((await second.appendMessage(t.id, { role: 'user', content: 'd' })).seq).toBe(4);
+    expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => [m.seq, m.content])).toEqual([
+      [1, 'a2'],
+      [2, 'b'],
+      [4, 'd'],
+    ]);
+  });
+
+  it('ignores a torn operation record at the end of the file, like a torn message', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'p' });
+    const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
+    const b = await first.appendMessage(t.id, { role: 'user', content: 'b' });
+    await first.close();
+    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const intact = await readFile(file, 'utf8');
+
+    for (const fragment of [`{"op":"delete","ids":["${b.id}"`, `{"op":"update","id":"${a.id}","patch":{"content":"gone`]) {
+      await writeFile(file, intact + fragment);
+      vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      expect(await new FileStore({ dir }).listMessages(t.id)).toEqual([a, b]);
+    }
+
+    // The next write cuts the fragment off and lands on a line of its own.
+    const second = new FileStore({ dir });
+    await second.deleteMessages(t.id, [a.id]);
+    expect(await second.listMessages(t.id)).toEqual([b]);
+    const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+    expect(lines.map((l) => JSON.parse(l))).toEqual([a, b, { op: 'delete', ids: [a.id] }]);
+    expect((await second.appendMessage(t.id, { role: 'user', content: 'c' })).seq).toBe(3);
+  });
+
+  it('applies a last operation record that lost only its newline, and writes after it on a new line', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'p' });
+    const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
+    await first.updateMessage(t.id, a.id, { content: 'a2' });
+    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    await writeFile(file, (await readFile(file, 'utf8')).slice(0, -1));
+
+    const second = new FileStore({ dir });
+    expect((await second.listMessages(t.id)).map((m) => m.content)).toEqual(['a2']);
+    await second.updateMessage(t.id, a.id, { reasoning: 'r' });
+    expect(await new FileStore({ dir }).listMessages(t.id)).toEqual([{ ...a, content: 'a2', reasoning: 'r' }]);
+  });
+
+  it('never mistakes a message for an operation record, even one with stray "op" and "ids" fields', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'p' });
+    const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
+    const odd = await first.appendMessage(t.id, { role: 'user', content: 'odd', op: 'delete', ids: [a.id] } as never);
+    expect(await new FileStore({ dir }).listMessages(t.id)).toEqual([a, odd]);
+  });
+
+  it('skips an operation record with an unknown op as a corrupt line', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'p' });
+    const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
+    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    await appendFile(file, JSON.stringify({ op: 'truncate', ids: [a.id] }) + '\n');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    expect(await new FileStore({ dir }).listMessages(t.id)).toEqual([a]);
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('corrupt line 2');
+  });
+
+  it('deleteFile removes the bytes and the directories left empty, and updates files.json', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.writeFile(t.id, '/attachments/keep.txt', new Uint8Array([1]), { mimeType: 'text/plain' });
+    await store.writeFile(t.id, '/attachments/sub/deep/x.bin', new Uint8Array([2]), { mimeType: 'application/octet-stream' });
+    const filesDir = path.join(dir, 'threads', t.id, 'files');
+    expect(await store.deleteFile(t.id, '/attachments/sub/deep/x.bin')).toBe(true);
+    await expect(stat(path.join(filesDir, 'attachments', 'sub'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect([...(await readFile(path.join(filesDir, 'attachments', 'keep.txt')))]).toEqual([1]);
+    const index = JSON.parse(await readFile(path.join(dir, 'threads', t.id, 'files.json'), 'utf8'));
+    expect(Object.keys(index.files)).toEqual(['/attachments/keep.txt']);
+    expect((await new FileStore({ dir }).listFiles(t.id)).map((r) => r.path)).toEqual(['/attachments/keep.txt']);
+    expect(await store.deleteFile(t.id, '/attachments/keep.txt')).toBe(true);
+    expect(await readdir(filesDir)).toEqual([]);
+  });
+
+  it('[TL-7] deleteFile refuses a path through a symlink that leads outside, removing nothing', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.writeFile(t.id, '/attachments/ok.txt', new Uint8Array([1]), { mimeType: 'text/plain' });
+    const filesDir = path.join(dir, 'threads', t.id, 'files');
+    await writeFile(path.join(outside, 'secret.txt'), 'outside');
+    await symlink(outside, path.join(filesDir, 'attachments', 'link'), 'dir');
+    await expectStoreError(store.deleteFile(t.id, '/attachments/link/secret.txt'), 'INVALID_PATH', 'symbolic link');
+    expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('outside');
+    expect((await store.listFiles(t.id)).map((r) => r.path)).toEqual(['/attachments/ok.txt']);
+  });
+
   it('gives concurrent appends seq 1..N with no loss, on disk too', async () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentportError } from '../../src/errors.js';
 import {
   directoryPrefix,
   isInside,
@@ -10,7 +11,6 @@ import {
   normalizeThreadPath,
   resolveThreadFile,
 } from '../../src/store/paths.js';
-import { StoreError } from '../../src/store/types.js';
 
 describe('normalizeThreadPath', () => {
   it('roots paths at / and removes empty and . segments', () => {
@@ -34,9 +34,9 @@ describe('normalizeThreadPath', () => {
       } catch (err) {
         caught = err;
       }
-      expect(caught).toBeInstanceOf(StoreError);
-      expect((caught as StoreError).code).toBe('INVALID_PATH');
-      expect((caught as StoreError).message).toContain(JSON.stringify(bad));
+      expect(caught).toBeInstanceOf(AgentportError);
+      expect((caught as AgentportError).code).toBe('INVALID_PATH');
+      expect((caught as AgentportError).message).toContain(JSON.stringify(bad));
     }
   });
 });

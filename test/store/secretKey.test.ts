@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AgentportError } from '../../src/errors.js';
 import {
   SECRET_KEY_ENV,
   decryptSecret,
@@ -9,14 +10,13 @@ import {
   loadSecretKey,
   parseSecretKey,
 } from '../../src/store/secretKey.js';
-import { StoreError } from '../../src/store/types.js';
 
-function catchError(fn: () => unknown): StoreError {
+function catchError(fn: () => unknown): AgentportError {
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(StoreError);
-    return err as StoreError;
+    expect(err).toBeInstanceOf(AgentportError);
+    return err as AgentportError;
   }
   throw new Error('expected an error');
 }

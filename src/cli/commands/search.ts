@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { errorMessage } from '../../errors.js';
+import { AgentportError, errorMessage, hasCode } from '../../errors.js';
 import type { ToolSearchIndex } from '../../search/toolIndex.js';
 import { DEFAULT_MAX_RESULTS, type SearchableTool } from '../../search/types.js';
 import { agentsDirOf, fail, DIR_HELP, DIR_OPTION } from '../context.js';
@@ -29,8 +29,10 @@ interface QueryLine {
   gold?: string[];
 }
 
-/** A message for stderr; the action prints it and exits with code 1. */
-class SearchCommandError extends Error {}
+/** A usage or input problem (code `INVALID_ARGUMENTS`): the action prints the message and exits with code 1. */
+function usageError(message: string): AgentportError {
+  return new AgentportError('INVALID_ARGUMENTS', message);
+}
 
 /** Registers `agentport search "<query>"` on `program`. */
 export function registerSearchCommand(program: Command, deps: SearchCommandDeps): void {
@@ -47,7 +49,7 @@ export function registerSearchCommand(program: Command, deps: SearchCommandDeps)
       try {
         await runSearchCommand(query, options, deps);
       } catch (error) {
-        if (!(error instanceof SearchCommandError)) throw error;
+        if (!hasCode(error, 'INVALID_ARGUMENTS')) throw error;
         fail(error.message);
       }
     });
@@ -60,10 +62,10 @@ async function runSearchCommand(
 ): Promise<void> {
   const maxResults = parseMaxResults(options.maxResults);
   if (options.queries !== undefined && query !== undefined) {
-    throw new SearchCommandError('give either a query or --queries FILE, not both');
+    throw usageError('give either a query or --queries FILE, not both');
   }
   if (options.queries === undefined && query === undefined) {
-    throw new SearchCommandError('a query is required, e.g. agentport search "send slack message" (or --queries FILE)');
+    throw usageError('a query is required, e.g. agentport search "send slack message" (or --queries FILE)');
   }
   // Read the queries before loading tools: a bad file fails fast.
   const lines = options.queries === undefined ? undefined : await readQueryLines(options.queries);
@@ -82,7 +84,7 @@ async function runSearchCommand(
 
 async function printOne(index: ToolSearchIndex, query: string, maxResults: number, json: boolean): Promise<void> {
   const outcome = index.search(query, { maxResults });
-  if (outcome.mode === 'invalid') throw new SearchCommandError(outcome.error ?? 'the query could not be read');
+  if (outcome.mode === 'invalid') throw usageError(outcome.error ?? 'the query could not be read');
   if (json) {
     const results = outcome.tools.map((tool) => tool.name);
     const line = outcome.unknown.length > 0 ? { query, results, unknown: outcome.unknown } : { query, results };
@@ -119,7 +121,7 @@ function runQueryLines(index: ToolSearchIndex, lines: readonly QueryLine[], k: n
 function parseMaxResults(value: string): number {
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1) {
-    throw new SearchCommandError(`--max-results must be a positive integer, got "${value}"`);
+    throw usageError(`--max-results must be a positive integer, got "${value}"`);
   }
   return parsed;
 }
@@ -129,7 +131,7 @@ async function readText(file: string, what: string): Promise<string> {
     return await readFile(file, 'utf8');
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : errorMessage(error);
-    throw new SearchCommandError(`cannot read ${what} ${file}: ${reason}`);
+    throw usageError(`cannot read ${what} ${file}: ${reason}`);
   }
 }
 
@@ -140,15 +142,15 @@ async function readToolsFile(file: string): Promise<SearchableTool[]> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new SearchCommandError(`${file}: invalid JSON: ${errorMessage(error)}`);
+    throw usageError(`${file}: invalid JSON: ${errorMessage(error)}`);
   }
   const list = Array.isArray(parsed) ? parsed : isRecord(parsed) ? parsed.tools : undefined;
   if (!Array.isArray(list)) {
-    throw new SearchCommandError(`${file}: expected {"tools": [...]} or an array of tools`);
+    throw usageError(`${file}: expected {"tools": [...]} or an array of tools`);
   }
   list.forEach((tool: unknown, i) => {
     if (!isRecord(tool) || typeof tool.name !== 'string' || tool.name === '') {
-      throw new SearchCommandError(`${file}: tool ${i} has no "name" string`);
+      throw usageError(`${file}: tool ${i} has no "name" string`);
     }
   });
   return list as SearchableTool[];
@@ -163,14 +165,14 @@ async function readQueryLines(file: string): Promise<QueryLine[]> {
     try {
       parsed = JSON.parse(raw);
     } catch (error) {
-      throw new SearchCommandError(`${file}:${i + 1}: invalid JSON: ${errorMessage(error)}`);
+      throw usageError(`${file}:${i + 1}: invalid JSON: ${errorMessage(error)}`);
     }
     if (!isRecord(parsed) || typeof parsed.query !== 'string') {
-      throw new SearchCommandError(`${file}:${i + 1}: expected {"query": string, "gold"?: string[]}`);
+      throw usageError(`${file}:${i + 1}: expected {"query": string, "gold"?: string[]}`);
     }
     const gold = parsed.gold;
     if (gold !== undefined && !(Array.isArray(gold) && gold.every((name) => typeof name === 'string'))) {
-      throw new SearchCommandError(`${file}:${i + 1}: "gold" must be an array of tool names`);
+      throw usageError(`${file}:${i + 1}: "gold" must be an array of tool names`);
     }
     lines.push(gold === undefined ? { query: parsed.query } : { query: parsed.query, gold });
   });

@@ -1,0 +1,37 @@
+/**
+ * The model call of one step: assemble the context, build the request in the
+ * model's wire format, call it with retries and fallbacks, and keep the host
+ * informed with heartbeats while it is slow.
+ */
+import type { ModelResponse, ThreadState } from '../../definitions/types.js';
+import { callModel } from '../../models/callModel.js';
+import { buildModelRequest } from '../../models/request.js';
+import { withHeartbeat } from '../heartbeat.js';
+import type { Run, Side } from '../run/types.js';
+import { assembleContext } from './context.js';
+
+export async function modelStep(
+  run: Run,
+  side: Side,
+  state: ThreadState,
+  options: { step: number; requireTool: boolean; insistOnTool: boolean },
+): Promise<ModelResponse> {
+  const { services } = run;
+  const prompt = side.prompt.definition;
+  const messages = await assembleContext(run, side, state, options.insistOnTool);
+  const { response } = await withHeartbeat(
+    callModel(
+      services.models,
+      prompt.model,
+      (model) => buildModelRequest({ model, prompt, messages, tools: side.deferred.offered(), requireTool: options.requireTool }),
+      {
+        signal: run.signal,
+        ...(services.retryBaseDelayMs !== undefined ? { retryBaseDelayMs: services.retryBaseDelayMs } : {}),
+        onRetry: (message) => run.progress(`${side.label}: ${message}`),
+      },
+    ),
+    services.heartbeatMs,
+    (seconds) => run.progress(`${side.label}: step ${options.step}, still waiting for the model (${seconds} s)`),
+  );
+  return response;
+}

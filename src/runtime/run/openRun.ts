@@ -1,0 +1,204 @@
+/**
+ * Opening a run, written once for every kind of run: a top-level MCP or CLI
+ * call, a sub-prompt or agent called as a tool. It renders the opening turn,
+ * builds the sides, resolves variables (a missing required one fails before a
+ * thread exists), sets up redaction and hooks, creates or continues the
+ * thread, and stores the opening messages.
+ */
+import type { AgentDefinition, ModelRequestMessage, ThreadState } from '../../definitions/types.js';
+import { AgentportError, errorMessage } from '../../errors.js';
+import type { Entry, LoadedPrompt } from '../../registry/types.js';
+import type { ContentPart, NewMessage, ThreadRecord, VariableValue } from '../../store/types.js';
+import { buildSide } from '../agents/sides.js';
+import { storeMessage } from '../loop/storeMessage.js';
+import { Execution } from '../state/execution.js';
+import { TERMINATED_META, threadState } from '../state/threadState.js';
+import { loadedToolsOf } from '../tools/deferredTools.js';
+import { withoutTools } from '../loop/context.js';
+import { Redactor } from '../variables/secrets.js';
+import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from '../variables/variables.js';
+import { attachToTurn, openTurn } from './openTurn.js';
+import type { Run, Services, Side } from './types.js';
+
+export interface RunSpec {
+  /** The prompt or agent name the thread runs. */
+  target: string;
+  agent: Entry<AgentDefinition> | undefined;
+  /** Side A's prompt (the prompt itself when no agent). */
+  prompt: LoadedPrompt;
+  /** Validated arguments. */
+  args: Record<string, unknown>;
+  /** The opening user message's text. */
+  userMessage: string;
+  /** An existing thread to continue. */
+  existing?: ThreadRecord;
+  /** Values supplied with the call (top-level runs). */
+  variables?: Record<string, string>;
+  signal: AbortSignal;
+  progress: (message: string) => void;
+  /** The calling run, for a sub-prompt: values, secrets and chat flow down from it. */
+  parent?: Run;
+  /** `env` of the caller's `{ name, env }` tool config (sub-prompts). */
+  configEnv?: Record<string, string>;
+  /** Paths in the parent's files to copy into the new thread and attach to the opening message. */
+  attachmentPaths?: string[];
+  /** Messages that open the turn instead of the rendered user message (a queued message). */
+  opening?: NewMessage[];
+}
+
+export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
+  const { agent, prompt, parent, existing } = spec;
+  if (existing?.meta?.[TERMINATED_META]) {
+    throw new AgentportError('THREAD_TERMINATED', `thread ${existing.id} was terminated and cannot be continued`, { threadId: existing.id });
+  }
+  const dual = agent?.definition.type === 'dual_ai' && agent.definition.sideB !== undefined;
+  const opened = await openTurn(prompt, spec.args, spec.userMessage);
+  const promptB = dual ? services.registry.prompts.get(agent.definition.sideB!.prompt) : undefined;
+  const openedB = promptB ? await openTurn(promptB, spec.args, spec.userMessage) : undefined;
+  const loadedTools = loadedToolsOf(existing?.meta);
+
+  // Hook failure lines pass this redactor, which learns the secrets once variables are resolved.
+  const redactor = parent ? parent.redactor.child() : new Redactor();
+  const log = (line: string) => services.log(redactor.text(line));
+  const sides: { a: Side; b?: Side } = {
+    a: buildSide(services, { key: 'a', prompt, config: agent?.definition.sideA, agent, preamble: opened.preamble, extraTools: opened.extraTools, loadedTools }, log),
+  };
+  if (promptB && openedB) {
+    sides.b = buildSide(services, { key: 'b', prompt: promptB, config: agent!.definition.sideB, agent, preamble: openedB.preamble, extraTools: openedB.extraTools, loadedTools }, log);
+  }
+
+  const stored = existing ? await services.store.getVariables(existing.id) : [];
+  const scope = variableScope(services, spec, sides, stored);
+  const missing = scope.missing();
+  if (missing.length) {
+    throw new AgentportError(
+      'MISSING_VARIABLES',
+      `cannot run "${spec.target}": missing required variables: ${missing
+        .map((d) => `${d.name} (${d.declaredBy}${d.description ? `: ${d.description}` : ''})`)
+        .join(', ')}. Set them in the server's environment or pass them with the call.`,
+      { missing: missing.map((d) => d.name) },
+    );
+  }
+  for (const secret of scope.secretValues()) redactor.add(secret);
+  // Values a tool set on the thread without a declaration keep the type they were set with.
+  for (const variable of stored) {
+    if (variable.secret) redactor.add(variable.value);
+    if (!scope.declared.some((d) => d.name === variable.name) && spec.variables?.[variable.name] === undefined) {
+      scope.set(variable.name, variable.value, variable.secret ? 'secret' : 'text');
+    }
+  }
+
+  const thread =
+    existing ??
+    (await services.store.createThread({
+      prompt: spec.target,
+      ...(parent ? { parentId: parent.thread.id } : {}),
+      meta: { arguments: redactor.deep(spec.args) },
+    }));
+  const run: Run = {
+    services,
+    thread,
+    agent,
+    dual: sides.b !== undefined,
+    sides,
+    args: spec.args,
+    scope,
+    redactor,
+    signal: spec.signal,
+    progress: (message) => spec.progress(redactor.text(message)),
+    ancestry: [...(parent?.ancestry ?? []), prompt.name],
+    sessionStartSeq: Number.POSITIVE_INFINITY,
+    messages: existing ? await services.store.listMessages(thread.id) : [],
+    // A sub-prompt with includeChat sees the caller's conversation, as chat only.
+    parentChat: parent && prompt.definition.includeChat ? parent.messages.flatMap(withoutTools) : [],
+    execution: new Execution(spec.signal),
+    queue: [],
+    context: {},
+    tally: { toolCalls: [], steps: 0 },
+    finished: false,
+  };
+
+  const state = threadState(run, sides.a);
+  if (!existing) {
+    await sides.a.hooks.notify('after_thread_created', state, { id: thread.id, prompt: thread.prompt, ...(thread.parentId ? { parentId: thread.parentId } : {}), createdAt: thread.createdAt });
+  }
+  if (spec.variables) await services.store.setVariables(thread.id, valuesToStore(spec.variables, scope));
+  for (const side of [sides.a, sides.b]) if (side) side.preamble = await systemMessageHooks(side, threadState(run, side));
+
+  let turn = spec.opening ?? opened.turn;
+  if (spec.attachmentPaths?.length && parent) {
+    try {
+      turn = attachToTurn(turn, await copyAttachments(parent, thread.id, spec.attachmentPaths));
+    } catch (error) {
+      await services.store.updateThread(thread.id, { status: 'failed' });
+      throw new AgentportError('INVALID_ARGUMENTS', `cannot attach files to ${spec.target}: ${errorMessage(error)}`);
+    }
+  }
+  for (const message of turn) {
+    const stored = await storeMessage(run, sides.a, state, message);
+    run.sessionStartSeq = Math.min(run.sessionStartSeq, stored.seq);
+  }
+  return run;
+}
+
+/**
+ * Values merge from the lowest layer up: the prompts' env (and a sub-prompt
+ * caller's tool config env), tool config env per tool, the agent's env, the
+ * server's environment (declared names only), then for a top-level call the
+ * thread's stored values and the call's values, or for a sub-prompt the
+ * parent's values (except names the child declares `scoped`).
+ */
+function variableScope(services: Services, spec: RunSpec, sides: { a: Side; b?: Side }, stored: readonly VariableValue[]): VariableScope {
+  const { agent, parent } = spec;
+  const toolset = [...sides.a.toolset, ...(sides.b?.toolset ?? [])];
+  const declared = [
+    ...declarationsFor(sides.a.prompt, agent, sides.a.toolset),
+    ...(sides.b ? declarationsFor(sides.b.prompt, undefined, sides.b.toolset) : []),
+  ];
+  const agentEnv = { ...agent?.definition.tenvs, ...agent?.definition.env };
+  const fromServer = declaredFromEnvironment(declared, services.env);
+  const defaults = { ...sides.b?.prompt.definition.env, ...sides.a.prompt.definition.env, ...spec.configEnv };
+  if (parent) {
+    const probe = new VariableScope(declared, {});
+    const inherited = Object.fromEntries(parent.scope.entries().filter(([name]) => !probe.isScoped(name)));
+    return new VariableScope(declared, { defaults, toolDefaults: toolEnvDefaults(toolset), layers: [agentEnv, fromServer, inherited] });
+  }
+  return new VariableScope(declared, {
+    defaults,
+    toolDefaults: toolEnvDefaults(toolset),
+    layers: [agentEnv, fromServer, Object.fromEntries(stored.map((v) => [v.name, v.value])), spec.variables],
+  });
+}
+
+/** The after_system_message hooks may rewrite each system message of the preamble. */
+async function systemMessageHooks(side: Side, state: ThreadState): Promise<ModelRequestMessage[]> {
+  if (!side.hooks.has('after_system_message')) return side.preamble;
+  const out: ModelRequestMessage[] = [];
+  for (const message of side.preamble) {
+    if (message.role === 'system' && typeof message.content === 'string') {
+      out.push({ ...message, content: String(await side.hooks.transform('after_system_message', state, message.content)) });
+    } else out.push(message);
+  }
+  return out;
+}
+
+function valuesToStore(values: Record<string, string>, scope: VariableScope): VariableValue[] {
+  return Object.entries(values).map(([name, value]) => ({ name, value, secret: scope.isSecret(name), scoped: scope.isScoped(name) }));
+}
+
+/** Files named by initAttachmentsProperty are copied into the child thread, same paths. */
+async function copyAttachments(parent: Run, childThreadId: string, paths: string[]): Promise<ContentPart[]> {
+  const { store } = parent.services;
+  const parts: ContentPart[] = [];
+  for (const path of paths) {
+    const file = await store.readFile(parent.thread.id, path);
+    if (!file) throw new Error(`attachment ${path} does not exist in the calling thread`);
+    const ref = await store.writeFile(childThreadId, file.ref.path, file.data, { mimeType: file.ref.mimeType, name: file.ref.name });
+    parts.push(
+      ref.mimeType.startsWith('image/')
+        ? { type: 'image', path: ref.path, mimeType: ref.mimeType, description: ref.name }
+        : { type: 'file', path: ref.path, mimeType: ref.mimeType, name: ref.name },
+    );
+  }
+  return parts;
+}

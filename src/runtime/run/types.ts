@@ -1,0 +1,128 @@
+/**
+ * What one run works with. A run is one call of a prompt or agent on one
+ * thread: a top-level MCP or CLI call, or a sub-prompt called as a tool. It
+ * has one or two sides (an agent's side A and side B; a prompt is a run with
+ * side A only), each with its own prompt, tools, preamble and hooks.
+ */
+import type { AgentDefinition, ModelRequestMessage, SessionToolBinding, ToolResult } from '../../definitions/types.js';
+import type { ErrorInfo } from '../../errors.js';
+import type { ModelResolver } from '../../models/resolveModel.js';
+import type { Entry, LoadedPrompt, Registry } from '../../registry/types.js';
+import type { NewMessage, Store, StoredMessage, ThreadRecord } from '../../store/types.js';
+import type { HookRunner } from '../hooks/hooks.js';
+import type { Execution } from '../state/execution.js';
+import type { DeferredTools } from '../tools/deferredTools.js';
+import type { OfferedTool } from '../tools/toolset.js';
+import type { ToolCallRecord } from '../types.js';
+import type { Redactor } from '../variables/secrets.js';
+import type { VariableScope } from '../variables/variables.js';
+
+/** Shared by every run of one runtime. */
+export interface Services {
+  registry: Registry;
+  store: Store;
+  models: ModelResolver;
+  env: Readonly<Record<string, string | undefined>>;
+  maxSteps: number;
+  maxDepth: number;
+  maxSessionTurns: number;
+  heartbeatMs: number;
+  toolSearchThreshold: number;
+  retryBaseDelayMs: number | undefined;
+  log: (line: string) => void;
+  /** The tools of a prompt, built once per prompt. */
+  toolsetFor(prompt: LoadedPrompt): OfferedTool[];
+  /** Runs in progress in this process, by thread id. */
+  activeRuns: Map<string, Run>;
+  /** Starts a turn on an idle thread with a queued message (ThreadState.queueMessage). */
+  startQueuedTurn(threadId: string, message: NewMessage): void;
+  /**
+   * The engine's entry points for modules below it (sub-prompt tools,
+   * ThreadState.invokeTool), wired by the runtime so they need not import it.
+   */
+  engine: {
+    runToCompletion(run: Run): Promise<SessionResult>;
+    invokeTool(run: Run, side: Side, name: string, args: Record<string, unknown>): Promise<ToolResult>;
+  };
+}
+
+/** How a session ended. */
+export interface SessionResult {
+  /** The result text: the last turn's response, or the sessionStop message. */
+  text: string;
+  reasoning?: string;
+  /** Set when the session ended as an error (step or turn limit, sessionFail, model failure). */
+  error?: ErrorInfo;
+  turns: number;
+}
+
+/** What a side's tool call can mean to the session, beyond its result. */
+export type ControlRole = 'session_stop' | 'session_fail' | 'session_status' | 'stop_tool';
+
+export interface ControlBinding {
+  role: ControlRole;
+  name: string;
+  /** The argument holding the message (session tools) or the turn's response (stop tool). */
+  messageProperty: string;
+  attachmentsProperty?: string;
+}
+
+/** One side of a session. */
+export interface Side {
+  key: 'a' | 'b';
+  /** For progress and logs: the side's label, or its prompt's name. */
+  label: string;
+  prompt: LoadedPrompt;
+  stopOnResponse: boolean;
+  maxSteps: number;
+  /** Session and stop tools of this side, by tool name. */
+  controls: ReadonlyMap<string, ControlBinding>;
+  toolset: OfferedTool[];
+  deferred: DeferredTools;
+  /** Sent before the history at every step: the system prompt, or a prompty preamble. */
+  preamble: ModelRequestMessage[];
+  hooks: HookRunner;
+}
+
+export interface Run {
+  services: Services;
+  thread: ThreadRecord;
+  /** The agent whose session this is; undefined when a prompt was called directly. */
+  agent: Entry<AgentDefinition> | undefined;
+  /** Two sides alternate (a dual_ai agent). */
+  dual: boolean;
+  sides: { a: Side; b?: Side };
+  /** The validated arguments of this call. */
+  args: Record<string, unknown>;
+  scope: VariableScope;
+  redactor: Redactor;
+  signal: AbortSignal;
+  progress: (message: string) => void;
+  /** Prompt names from the top-level run down to this one. */
+  ancestry: string[];
+  /** Seq of this call's first message: earlier messages are chat history. */
+  sessionStartSeq: number;
+  /**
+   * Every message of the thread, read once when the run opens and kept up to
+   * date as the run stores, updates and deletes: steps never re-read the store.
+   */
+  messages: StoredMessage[];
+  /** A sub-prompt with includeChat sees its parent's conversation first. */
+  parentChat: StoredMessage[];
+  execution: Execution;
+  /** Messages and tool calls queued by ThreadState, delivered before the next step. */
+  queue: QueuedItem[];
+  /** Per-execution values (ThreadState.context), not stored. */
+  context: Record<string, unknown>;
+  /** What the session did so far, for results and error reports. */
+  tally: { toolCalls: ToolCallRecord[]; steps: number };
+  /** Set once the session ended: later queueMessage calls start a new turn. */
+  finished: boolean;
+}
+
+export type QueuedItem = { kind: 'message'; message: NewMessage } | { kind: 'tool'; name: string; args: Record<string, unknown> };
+
+/** The name of a session tool binding, whatever its form. */
+export function bindingName(binding: SessionToolBinding): string {
+  return typeof binding === 'string' ? binding : binding.name;
+}

@@ -1,0 +1,67 @@
+/**
+ * Runs one tool call by the kind of tool: function tools, sub-prompts (and
+ * agents called as tools), control tools, and the tool_search of deferred
+ * tools. Used for the model's tool calls and for ThreadState.invokeTool.
+ */
+import type { ThreadState, ToolResult } from '../../definitions/types.js';
+import { errorMessage } from '../../errors.js';
+import { TOOL_SEARCH_NAME } from '../../search/toolSearchTool.js';
+import type { AttachmentRef } from '../../store/types.js';
+import type { ControlRole, Run, Side } from '../run/types.js';
+import { argumentsOrEmpty, parseArguments } from './arguments.js';
+import { executeFunctionTool, type ExecutedTool } from './functionTool.js';
+import { runSubprompt } from './subprompt.js';
+import { withLoadedTools } from './deferredTools.js';
+import type { OfferedControlTool } from './toolset.js';
+
+export async function runTool(run: Run, side: Side, name: string, argumentText: string, state: ThreadState): Promise<ExecutedTool> {
+  const tool = side.toolset.find((t) => t.name === name);
+  const none: AttachmentRef[] = [];
+  if (!tool && side.deferred.active && name === TOOL_SEARCH_NAME) {
+    const searched = await side.deferred.search(argumentText);
+    if (searched.found.length) {
+      run.thread = await run.services.store.updateThread(run.thread.id, { meta: withLoadedTools(run.thread.meta, side.deferred) });
+    }
+    return { result: searched.result, args: argumentsOrEmpty(argumentText), attachments: none };
+  }
+  if (!tool) {
+    const available = side.toolset.map((t) => t.name).join(', ') || 'none';
+    return { result: { status: 'error', error: `There is no tool named "${name}". Available tools: ${available}.` }, args: argumentsOrEmpty(argumentText), attachments: none };
+  }
+  switch (tool.kind) {
+    case 'function': {
+      // The tool config's static options reach the tool as state.context.options while it runs.
+      run.context.options = tool.options;
+      try {
+        return await executeFunctionTool({ tool, argumentText, state, store: run.services.store });
+      } finally {
+        delete run.context.options;
+      }
+    }
+    case 'subprompt':
+      return { result: await runSubprompt(run, tool, argumentText), args: argumentsOrEmpty(argumentText), attachments: none };
+    case 'control':
+      return { ...runControlTool(tool, argumentText), attachments: none };
+  }
+}
+
+const CONTROL_RESULTS: Record<ControlRole, string> = {
+  session_stop: 'The session is ending.',
+  session_fail: 'The session is ending as failed.',
+  session_status: 'Status reported.',
+  stop_tool: 'Your turn is over.',
+};
+
+function runControlTool(tool: OfferedControlTool, argumentText: string): { result: ToolResult; args: Record<string, unknown> } {
+  let args: Record<string, unknown>;
+  try {
+    args = parseArguments(argumentText);
+  } catch (error) {
+    return { result: { status: 'error', error: `Invalid arguments for ${tool.name}: ${errorMessage(error)}` }, args: {} };
+  }
+  const property = tool.binding.messageProperty;
+  if (property && typeof args[property] !== 'string') {
+    return { result: { status: 'error', error: `Invalid arguments for ${tool.name}: ${property} must be a string` }, args };
+  }
+  return { result: { status: 'success', result: CONTROL_RESULTS[tool.binding.role] }, args };
+}

@@ -1,0 +1,158 @@
+/**
+ * Runs one function tool call: parse and validate the arguments (a failure is
+ * an error result and `execute` is not called), run it, normalise what it
+ * returned (a throw or a malformed result becomes an error result), and store
+ * new attachments under /attachments/.
+ */
+import { describeZodIssues } from '../../definitions/issues.js';
+import { AgentportError, errorMessage, hasCode } from '../../errors.js';
+import type { AttachmentRef, ToolAttachment, ToolResult } from '../../definitions/types.js';
+import { isZodObject } from '../../definitions/zodShape.js';
+import type { Store } from '../../store/types.js';
+import type { ThreadState } from '../../definitions/types.js';
+import { parseArguments } from './arguments.js';
+import type { OfferedFunctionTool } from './toolset.js';
+
+export interface ExecutedTool {
+  result: ToolResult;
+  /** The validated arguments (empty when they were invalid). */
+  args: Record<string, unknown>;
+  /** Attachments stored or referenced, to link to the tool result message. */
+  attachments: AttachmentRef[];
+}
+
+export async function executeFunctionTool(options: {
+  tool: OfferedFunctionTool;
+  argumentText: string;
+  state: ThreadState;
+  store: Store;
+}): Promise<ExecutedTool> {
+  const { tool, state, store } = options;
+  const definition = tool.tool.definition;
+  let args: Record<string, unknown> = {};
+  let result: ToolResult;
+  let attachments: AttachmentRef[] = [];
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = parseArguments(options.argumentText);
+  } catch (error) {
+    const message = `Invalid arguments for ${tool.name}: ${errorMessage(error)}. Call it again with valid JSON arguments.`;
+    return { result: { status: 'error', error: message }, args, attachments };
+  }
+
+  if (definition.args && isZodObject(definition.args)) {
+    const validated = definition.args.safeParse(parsed);
+    if (validated.success) {
+      args = validated.data as Record<string, unknown>;
+      result = await run(() => (definition.execute as (s: unknown, a: unknown) => unknown)(state, args), state.execution.abortSignal);
+    } else {
+      result = { status: 'error', error: `Invalid arguments for ${tool.name}: ${describeZodIssues(validated.error.issues)}. Fix them and call the tool again.` };
+    }
+  } else {
+    args = parsed;
+    result = await run(() => (definition.execute as (s: unknown) => unknown)(state), state.execution.abortSignal);
+  }
+
+  if (result.attachments?.length) {
+    const stored = await storeAttachments(store, state.threadId, result.attachments);
+    attachments = stored.refs;
+    if (stored.errors.length) {
+      result = { ...result, status: 'error', error: [result.error, ...stored.errors].filter(Boolean).join('; ') };
+    }
+  }
+  return { result, args, attachments };
+}
+
+/** Runs `execute`; a cancellation ends the wait even if the tool ignores its abort signal. */
+async function run(execute: () => unknown, signal: AbortSignal): Promise<ToolResult> {
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new AgentportError('CANCELLED', 'the call was cancelled'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return normalizeResult(await Promise.race([Promise.resolve().then(execute), aborted]));
+  } catch (error) {
+    if (hasCode(error, 'CANCELLED')) throw error;
+    return {
+      status: 'error',
+      error: error instanceof Error ? error.message : String(error),
+      ...(error instanceof Error && error.stack ? { stack: error.stack } : {}),
+    };
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+    aborted.catch(() => {});
+  }
+}
+
+/** A tool must return `{ status: 'success' | 'error', ... }`; anything else is reported as an error. */
+export function normalizeResult(value: unknown): ToolResult {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { status: 'error', error: `the tool returned ${describe(value)} instead of a result object ({ status, result?, error? })` };
+  }
+  const record = value as Record<string, unknown>;
+  if (record.status !== 'success' && record.status !== 'error') {
+    return { status: 'error', error: `the tool returned a result whose status is ${describe(record.status)} (expected "success" or "error")` };
+  }
+  for (const key of ['result', 'error', 'stack'] as const) {
+    if (record[key] !== undefined && typeof record[key] !== 'string') {
+      return { status: 'error', error: `the tool returned a result whose ${key} is ${describe(record[key])} (expected a string)` };
+    }
+  }
+  if (record.attachments !== undefined && !Array.isArray(record.attachments)) {
+    return { status: 'error', error: 'the tool returned attachments that are not an array' };
+  }
+  return record as unknown as ToolResult;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? JSON.stringify(value) : `a ${typeof value}`;
+}
+
+/** New attachments (with `data`) are written under /attachments/, unchanged; refs must exist. */
+async function storeAttachments(
+  store: Store,
+  threadId: string,
+  items: Array<ToolAttachment | AttachmentRef>,
+): Promise<{ refs: AttachmentRef[]; errors: string[] }> {
+  const refs: AttachmentRef[] = [];
+  const errors: string[] = [];
+  for (const item of items) {
+    try {
+      if ('data' in item && typeof item.data === 'string') {
+        const path = await freePath(store, threadId, `/attachments/${item.name}`);
+        refs.push(
+          await store.writeFile(threadId, path, Buffer.from(item.data, 'base64'), {
+            mimeType: item.mimeType,
+            name: item.name,
+            ...(item.width !== undefined ? { width: item.width } : {}),
+            ...(item.height !== undefined ? { height: item.height } : {}),
+          }),
+        );
+      } else if ('path' in item && typeof item.path === 'string') {
+        const existing = await store.readFile(threadId, item.path);
+        if (existing) refs.push(existing.ref);
+        else errors.push(`attachment ${item.path} does not exist in this thread`);
+      } else {
+        errors.push('an attachment needs either data (new file) or a path (existing file)');
+      }
+    } catch (error) {
+      errors.push(`attachment ${'name' in item ? item.name : ''} refused: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return { refs, errors };
+}
+
+async function freePath(store: Store, threadId: string, wanted: string): Promise<string> {
+  if (!(await store.readFile(threadId, wanted))) return wanted;
+  const dot = wanted.lastIndexOf('.');
+  const [stem, ext] = dot > wanted.lastIndexOf('/') ? [wanted.slice(0, dot), wanted.slice(dot)] : [wanted, ''];
+  for (let n = 2; ; n++) {
+    const candidate = `${stem}-${n}${ext}`;
+    if (!(await store.readFile(threadId, candidate))) return candidate;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * A prompt or agent used as another prompt's tool: its arguments are
+ * validated against its input schema, it runs as a nested run in a child
+ * thread (opened like any run), and its outcome comes back as one string
+ * (see docs/subprompt-results.md).
+ */
+import type { ToolResult } from '../../definitions/types.js';
+import { errorMessage, hasCode } from '../../errors.js';
+import { openRun } from '../run/openRun.js';
+import type { Run } from '../run/types.js';
+import { subpromptInput } from './subpromptInput.js';
+import { formatSubpromptResult } from './subpromptResult.js';
+import type { OfferedSubprompt } from './toolset.js';
+
+export async function runSubprompt(parent: Run, tool: OfferedSubprompt, argumentText: string): Promise<ToolResult> {
+  const { services } = parent;
+  if (parent.ancestry.length >= services.maxDepth) {
+    const chain = [...parent.ancestry, tool.prompt.name].join(' -> ');
+    return { status: 'error', error: `sub-prompt nesting deeper than ${services.maxDepth} levels (${chain}): stopped as runaway recursion` };
+  }
+  let child: Run;
+  try {
+    const input = subpromptInput(tool, argumentText);
+    child = await openRun(services, {
+      target: tool.name,
+      agent: tool.agent,
+      prompt: tool.prompt,
+      args: input.args,
+      userMessage: input.message,
+      signal: parent.signal,
+      progress: parent.progress,
+      parent,
+      configEnv: tool.env,
+      attachmentPaths: input.attachmentPaths,
+    });
+  } catch (error) {
+    if (hasCode(error, 'CANCELLED')) throw error;
+    return { status: 'error', error: errorMessage(error) };
+  }
+  const outcome = await services.engine.runToCompletion(child);
+  const text = formatSubpromptResult(
+    { prompt: tool.prompt.name, text: outcome.error ? null : outcome.text, toolCalls: child.tally.toolCalls, errors: outcome.error ? [outcome.error.message] : [] },
+    tool.config,
+  );
+  // A sub-prompt that produced nothing but errors failed; otherwise its string is the result.
+  return outcome.error ? { status: 'error', error: text } : { status: 'success', result: text };
+}
