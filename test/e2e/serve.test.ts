@@ -56,7 +56,7 @@ describe.each(transports)('over %s', (transportName, connect) => {
 
     it('[MC-4] lists the exposed prompts in a deterministic order with 2020-12 object schemas', async () => {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['faq', 'summarize', 'support', 'triage_ticket']);
+      expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'faq', 'summarize', 'support', 'triage_ticket']);
       const ajv = new Ajv2020({ strict: false });
       for (const tool of tools) {
         expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
@@ -126,6 +126,32 @@ describe.each(transports)('over %s', (transportName, connect) => {
       expect(result.isError).toBe(true);
       expect(textOf(result)).toContain('ticket.channel');
       expect(model.requests.length).toBe(before);
+    });
+
+    it('[SA-7] runs the copy_desk example: the copywriter and the editor take turns until publish', async () => {
+      model.reply(
+        { text: 'Draft: the best mug ever.' },
+        { toolCalls: [{ name: 'report_progress', arguments: { message: 'reading the draft' } }] },
+        { text: '1. No superlatives.' },
+        { toolCalls: [{ name: 'publish', arguments: { copy: `A stoneware mug that keeps tea warm (${transportName}/${era}).` } }] },
+      );
+      const before = model.requests.length;
+      const progress: string[] = [];
+      const result = await client.callTool(
+        { name: 'copy_desk', arguments: { product: 'a stoneware mug' } },
+        { onprogress: (p) => progress.push(p.message ?? '') },
+      );
+      expect(result.isError, textOf(result)).toBeFalsy();
+      expect(textOf(result)).toBe(`A stoneware mug that keeps tea warm (${transportName}/${era}).`);
+      expect(result.structuredContent).toMatchObject({ turns: 3, steps: 4 });
+      const sent = model.requests.slice(before).map((r) => r.body);
+      expect(sent[0]!.messages[1]).toEqual({ role: 'user', content: '{"product":"a stoneware mug","audience":"online shoppers"}' });
+      expect(sent[1]!.messages.slice(1)).toEqual([{ role: 'user', content: 'Draft: the best mug ever.' }]);
+      expect(sent[3]!.messages.slice(2)).toEqual([
+        { role: 'assistant', content: 'Draft: the best mug ever.' },
+        { role: 'user', content: '1. No superlatives.' },
+      ]);
+      expect(progress).toContain('editor: reading the draft');
     });
 
     it('[MC-5] answers an unknown tool with JSON-RPC -32602', async () => {
