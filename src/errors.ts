@@ -18,7 +18,6 @@ export const ERROR_CODES = {
   TOOL_REQUIRED: 'the model kept answering without a tool although toolChoice is "required"',
   // -- runs and sessions
   STEP_LIMIT: 'a side took more steps in one turn than its maxSteps (or --max-steps) allows',
-  DEPTH_LIMIT: 'sub-prompts nested deeper than the runtime allows',
   SESSION_TURN_LIMIT: 'an agent session reached maxSessionTurns without a side ending it',
   SESSION_FAILED: "a side called its agent's sessionFail tool",
   CANCELLED: 'the caller cancelled the run',

@@ -42,11 +42,12 @@ const promptPart = z.discriminatedUnion('type', [
 export const TOOL_CONFIG_KEYS = {
   /** `ToolConfig`: a function tool. */
   tool: ['name', 'env', 'options'],
-  /** `SubpromptConfig`: a prompt used as a tool. */
-  prompt: ['name', 'includeTextResponse', 'includeToolCalls', 'includeErrors', 'initUserMessageProperty', 'initAttachmentsProperty'],
+  /** `SubpromptConfig`: a prompt used as a tool (`env`: defaults for the child run, below its own values). */
+  prompt: ['name', 'env', 'includeTextResponse', 'includeToolCalls', 'includeErrors', 'initUserMessageProperty', 'initAttachmentsProperty'],
   /** `SubagentToolConfig`: an agent used as a tool. */
   agent: [
     'name',
+    'env',
     'blocking',
     'initUserMessageProperty',
     'initAttachmentsProperty',

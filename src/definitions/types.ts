@@ -33,6 +33,8 @@ export interface ToolConfig<T extends string = string> {
 /** How a prompt used as another prompt's tool is called and what it returns. */
 export interface SubpromptConfig<T extends string = string> {
   name: T;
+  /** Defaults for the sub-prompt's variables, just above its own `env`. */
+  env?: Record<string, string>;
   includeTextResponse?: boolean;
   includeToolCalls?: boolean;
   includeErrors?: boolean;
@@ -43,6 +45,8 @@ export interface SubpromptConfig<T extends string = string> {
 /** How a dual_ai agent is used as a subagent tool. */
 export interface SubagentToolConfig<T extends string = string> {
   name: T;
+  /** Defaults for the agent's variables, just above its prompts' `env`. */
+  env?: Record<string, string>;
   blocking?: boolean;
   initUserMessageProperty?: string;
   initAttachmentsProperty?: string;

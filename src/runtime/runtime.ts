@@ -141,6 +141,7 @@ function resultOf(run: Run, outcome: Awaited<ReturnType<typeof runToCompletion>>
     toolCalls: run.tally.toolCalls,
     steps: run.tally.steps,
     turns: outcome.turns,
+    ...(outcome.attachments ? { attachments: outcome.attachments } : {}),
     ...(outcome.error ? { error: outcome.error } : {}),
   };
 }

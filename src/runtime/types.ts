@@ -58,6 +58,8 @@ export interface RunResult {
   steps: number;
   /** Turns of the session (1 for a prompt or an ai_human agent). */
   turns: number;
+  /** Thread file paths the session handed over (the sessionStop tool's attachmentsProperty). */
+  attachments?: string[];
   /** Set when the run ended as an error (step or turn limit, sessionFail, model failure). */
   error?: ErrorInfo;
 }

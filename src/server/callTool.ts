@@ -83,6 +83,7 @@ function toCallToolResult(result: RunResult): CallToolResult {
       ...(result.reasoning ? { reasoning: result.reasoning } : {}),
       steps: result.steps,
       turns: result.turns,
+      ...(result.attachments ? { attachments: result.attachments } : {}),
       tool_calls: result.toolCalls.map((call) => ({ name: call.name, status: call.status })),
     },
     _meta: { [THREAD_META_KEY]: result.threadId },

@@ -156,8 +156,8 @@ describe('unknown keys warn', () => {
       severity: 'warning',
       message: 'unknown key "includeErrors" in the config of tool "search_docs" is ignored (it takes name, env, options)',
     });
-    expect(one(issues, 'main', 'tools[2].env')).toMatchObject({ severity: 'warning' });
-    expect(one(issues, 'main', 'tools[2].env').message).toMatch(/^unknown key "env" in the config of prompt "helper" \(a sub-prompt config\) is ignored/);
+    expect(one(issues, 'main', 'tools[2].options')).toMatchObject({ severity: 'warning' });
+    expect(one(issues, 'main', 'tools[2].options').message).toMatch(/^unknown key "options" in the config of prompt "helper" \(a sub-prompt config\) is ignored/);
     expect(one(issues, 'main', 'tools[3].initAttachmentProperty').message).toMatch(/in the config of agent "pair" \(a subagent config\) is ignored .*\(did you mean "initAttachmentsProperty"\?\)$/);
     // Known keys of the right kind do not warn.
     expect(at(issues, 'main', 'tools[2].includeToolCalls')).toEqual([]);

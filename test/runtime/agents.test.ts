@@ -105,10 +105,11 @@ describe('dual_ai sessions', () => {
     h.model.reply({ text: 'rain draft' }, { toolCalls: [{ name: 'give_up', arguments: { message: 'no' } }] });
     const first = await h.call('review_loop', { message: 'Write about rain' });
     const threadId = threadIdOf(first);
-    h.model.reply({ toolCalls: [{ name: 'finish', arguments: { final: 'snow text' } }] });
+    h.model.reply({ toolCalls: [{ name: 'finish', arguments: { final: 'snow text', files: ['/attachments/snow.md'] } }] });
     const second = await h.call('review_loop', { message: 'Now about snow', thread_id: threadId });
     expect(threadIdOf(second)).toBe(threadId);
     expect(textOf(second)).toBe('snow text');
+    expect(second.structuredContent).toMatchObject({ response: 'snow text', attachments: ['/attachments/snow.md'] });
     // The writer has includeChat: the earlier session is there (B's give_up call is not).
     expect(h.sent()[2]!.messages).toEqual([
       { role: 'system', content: 'You write drafts.' },

@@ -26,7 +26,7 @@ export async function runSession(run: Run): Promise<SessionResult> {
         const message = end.message || `${side.label} ended the session as failed`;
         return { text: '', turns, error: new AgentportError('SESSION_FAILED', message, { side: side.key, ...(end.attachments ? { attachments: end.attachments } : {}) }).info() };
       }
-      if (end.reason === 'session_stop') return { text: end.message ?? '', turns, ...reasoning };
+      if (end.reason === 'session_stop') return { text: end.message ?? '', turns, ...reasoning, ...(end.attachments ? { attachments: end.attachments } : {}) };
       if (end.reason === 'stopped' || !run.dual) return { text: end.response, turns, ...reasoning };
       if (turns >= maxTurns) return { text: '', turns, error: turnLimit(run, maxTurns, last).info() };
       key = end.next ?? (key === 'a' ? 'b' : 'a');

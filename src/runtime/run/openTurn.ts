@@ -6,7 +6,7 @@
  * at every step; the rest is stored as the turn's first messages.
  */
 import type { ModelRequestMessage } from '../../definitions/types.js';
-import { AgentportError } from '../../errors.js';
+import { AgentportError, errorMessage, isAgentportError } from '../../errors.js';
 import type { PromptyChatMessage, PromptyMessage, PromptyPart } from '../../prompty/types.js';
 import type { LoadedPrompt } from '../../registry/types.js';
 import type { ContentPart, NewMessage } from '../../store/types.js';
@@ -39,7 +39,9 @@ export async function openTurn(
   try {
     rendered = await renderPrompty(prompt.prompty, args);
   } catch (error) {
-    throw new AgentportError('INVALID_ARGUMENTS', `cannot render ${prompt.name}: ${error instanceof Error ? error.message : String(error)}`);
+    // A template that cannot render with these inputs: PROMPTY_RENDER with where it failed.
+    const data = isAgentportError(error) ? error.data : undefined;
+    throw new AgentportError('PROMPTY_RENDER', `cannot render ${prompt.name}: ${errorMessage(error)}`, data, { cause: error });
   }
   const { before, after } = splitAtThread(rendered.messages);
   const extraTools = rendered.tools.map((tool) => (typeof tool === 'string' ? tool : String(tool.name ?? tool.id ?? '')));

@@ -53,6 +53,8 @@ export interface SessionResult {
   reasoning?: string;
   /** Set when the session ended as an error (step or turn limit, sessionFail, model failure). */
   error?: ErrorInfo;
+  /** Paths bound by the sessionStop tool's attachmentsProperty. */
+  attachments?: string[];
   turns: number;
 }
 
