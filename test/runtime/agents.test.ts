@@ -120,6 +120,50 @@ describe('dual_ai sessions', () => {
   });
 });
 
+describe('requests from hooks and tools', () => {
+  it('[AG-4] execution.stop() from a hook ends the session even when the step ended with a text answer', async () => {
+    h.model.reply({ text: 'draft' }, { text: 'DONE' });
+    const result = await h.call('hooked_loop', { message: 'go' });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toBe('DONE');
+    expect(result.structuredContent).toMatchObject({ turns: 2 });
+  });
+
+  it('[AG-4] execution.forceTurn() hands the next turn to the named side', async () => {
+    h.model.reply({ text: 'AGAIN' }, { text: 'DONE' });
+    const result = await h.call('hooked_loop', { message: 'go' });
+    expect(textOf(result)).toBe('DONE');
+    // Both requests went to side A (the writer): B never took a turn.
+    expect(h.sent().map((r) => r.messages[0]!.content)).toEqual(['You write drafts.', 'You write drafts.']);
+  });
+
+  it('[AG-4] a queued call of the sessionStop tool ends the session when its side next steps', async () => {
+    h.model.reply({ text: 'QUEUE FINISH' }, { text: 'looks fine' });
+    const result = await h.call('hooked_loop', { message: 'go' });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toBe('finished from the queue');
+    expect(h.sent()).toHaveLength(2);
+    const stored = await h.agentport.runtime.store.listMessages(threadIdOf(result));
+    expect(stored.slice(-2).map((m) => `${m.side}:${m.role}`)).toEqual(['a:assistant', 'a:tool']);
+  });
+
+  it('[AG-4] a message queued in the last step starts a turn of its own once the session is over', async () => {
+    h.model.reply({ text: 'QUEUE LATE' }, { text: 'DONE' }, { text: 'DONE' });
+    const result = await h.call('hooked_loop', { message: 'go' });
+    expect(textOf(result)).toBe('DONE');
+    await expect.poll(() => h.sent().length, { timeout: 5000 }).toBe(3);
+    expect(h.sent()[2]!.messages.at(-1)).toEqual({ role: 'user', content: 'a late note' });
+    await expect.poll(async () => (await h.agentport.runtime.store.getThread(threadIdOf(result)))?.status, { timeout: 5000 }).toBe('idle');
+  });
+
+  it('[AG-5] a hook that returns the wrong shape is reported and the data kept', async () => {
+    h.model.reply({ toolCalls: [{ id: 'n', name: 'add_numbers', arguments: { a: 1, b: 1 } }] }, { text: 'DONE' });
+    await h.call('hooked_loop', { message: 'go' });
+    expect(h.sent()[1]!.messages.find((m) => m.role === 'tool')!.content).toBe('2');
+    expect(h.agentport.logs.some((line) => line.includes('hook "legacy_shape" (before_store_tool_result) returned an object of another shape, not what this point takes; data kept unchanged'))).toBe(true);
+  });
+});
+
 describe('ai_human stop rules', () => {
   it('[AG-3] ends the turn when the stop tool is called; stopToolResponseProperty is the response', async () => {
     h.model.reply(

@@ -175,5 +175,25 @@ describe('ThreadState from a tool', () => {
     ]);
     const { value } = await probe('context');
     expect(value).toEqual({ options: { flavour: 'vanilla' }, seen: 1 });
+    const nested = await probe('context_invoke');
+    expect(nested.value).toEqual({ before: { flavour: 'vanilla' }, after: { flavour: 'vanilla' } });
+  });
+
+  it('[AG-4] a cancelled step closes its tool calls even when an earlier step used the same call id', async () => {
+    h.model.reply(
+      { toolCalls: [{ id: 'same', name: 'add_numbers', arguments: { a: 1, b: 1 } }] },
+      { toolCalls: [{ id: 'same', name: 'slow_tool', arguments: {} }] },
+    );
+    const controller = new AbortController();
+    const pending = h.client.callTool({ name: 'state_user', arguments: { task: 'cancel me' } }, { signal: controller.signal });
+    await expect.poll(() => h.sent().length).toBe(2);
+    const threads = await h.agentport.runtime.store.listThreads();
+    const thread = threads.at(-1)!;
+    await expect.poll(async () => (await h.agentport.runtime.store.listMessages(thread.id)).length).toBe(4);
+    controller.abort();
+    await expect(pending).rejects.toThrow();
+    await expect.poll(async () => (await h.agentport.runtime.store.getThread(thread.id))?.status).toBe('cancelled');
+    const results = (await h.agentport.runtime.store.listMessages(thread.id)).filter((m) => m.role === 'tool');
+    expect(results.map((m) => m.content)).toEqual(['2', 'Error: cancelled before this tool call finished']);
   });
 });

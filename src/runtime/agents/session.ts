@@ -35,7 +35,8 @@ export async function runSession(run: Run): Promise<SessionResult> {
     // Cancellation and failures of agentport itself propagate; a run that could not finish is a result.
     if (!isAgentportError(error) || hasCode(error, 'CANCELLED') || hasCode(error, 'INTERNAL')) throw run.redactor.error(error);
     const info = (run.redactor.error(error) as AgentportError).info();
-    return { text: '', turns, error: info };
+    // The turn that failed counts: it ran.
+    return { text: '', turns: turns + 1, error: info };
   }
 }
 

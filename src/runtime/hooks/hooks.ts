@@ -34,14 +34,17 @@ export class HookRunner {
   /**
    * Runs every hook of a point in order; each may return a replacement of the
    * data (the last argument), which the next one receives. `leading` comes
-   * between the state and the data (a message id, a tool call).
+   * between the state and the data (a message id, a tool call). A returned
+   * value that `accept` refuses is reported and the data kept.
    */
-  async transform<T>(point: HookName, state: ThreadState, data: T, ...leading: unknown[]): Promise<T> {
+  async transform<T>(point: HookName, state: ThreadState, data: T, leading: unknown[] = [], accept: (value: unknown) => value is T = isSameKind(data)): Promise<T> {
     let current = data;
     for (const hook of this.at(point)) {
       try {
         const returned = await (hook.definition.execute as AnyHook)(state, ...leading, current);
-        if (returned !== undefined && returned !== null) current = returned as T;
+        if (returned === undefined || returned === null) continue;
+        if (accept(returned)) current = returned;
+        else this.report(`hook "${hook.name}" (${point}) returned ${describe(returned)}, not what this point takes; data kept unchanged`);
       } catch (error) {
         this.report(`hook "${hook.name}" (${point}) failed, data kept unchanged: ${errorMessage(error)}`);
       }
@@ -59,13 +62,18 @@ export class HookRunner {
     state: ThreadState,
     toolCall: HookToolCall,
     data: ToolResult | Error,
-  ): Promise<unknown> {
-    let replacement: unknown;
+    accept: (value: unknown) => value is ToolResult,
+  ): Promise<ToolResult | undefined> {
+    let replacement: ToolResult | undefined;
     let current: unknown = data;
     for (const hook of this.at(point)) {
       try {
         const returned = await (hook.definition.execute as AnyHook)(state, toolCall, current);
         if (returned === undefined || returned === null) continue;
+        if (!accept(returned)) {
+          this.report(`hook "${hook.name}" (${point}) returned ${describe(returned)}, not a tool result ({ status, result?, error? }); result kept unchanged`);
+          continue;
+        }
         replacement = returned;
         if (point === 'after_tool_call_failure') break;
         current = returned;
@@ -90,4 +98,15 @@ export class HookRunner {
   private at(point: HookName): Array<Entry<HookDefinition>> {
     return this.hooks.filter((hook) => hook.definition.hook === point);
   }
+}
+
+/** By default a replacement must be of the same kind as the data: a string for a string, an array for an array. */
+function isSameKind<T>(data: T): (value: unknown) => value is T {
+  return (value: unknown): value is T =>
+    Array.isArray(data) ? Array.isArray(value) : typeof value === typeof data && Array.isArray(value) === Array.isArray(data);
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object of another shape' : `a ${typeof value}`;
 }

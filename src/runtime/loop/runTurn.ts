@@ -26,7 +26,8 @@ export async function runTurn(run: Run, side: Side): Promise<TurnEnd> {
   let lastText: string | null = null;
 
   for (;;) {
-    await deliverQueued(run, side);
+    const queuedEnd = stopAfterTools(run, await deliverQueued(run, side), lastText);
+    if (queuedEnd) return queuedEnd;
     if (steps >= side.maxSteps) {
       throw new AgentportError('STEP_LIMIT', `${side.label} took ${side.maxSteps} steps in one turn without finishing it`, {
         side: side.key,
@@ -63,9 +64,10 @@ export async function runTurn(run: Run, side: Side): Promise<TurnEnd> {
     if (toolCalls.length === 0) {
       const reasoning = response.reasoning && !def.reasoning?.exclude ? { reasoning: run.redactor.text(response.reasoning) } : {};
       const text = run.redactor.text(response.text ?? '');
-      if (side.stopOnResponse) return { reason: 'response', response: text, ...reasoning };
+      // A stop or forced turn asked for during this step (by a hook) wins over the plain answer.
       const requested = stopRequested(run, text);
       if (requested) return { ...requested, ...reasoning };
+      if (side.stopOnResponse) return { reason: 'response', response: text, ...reasoning };
       continue;
     }
     calledTool = true;

@@ -13,7 +13,7 @@ import type { ControlBinding, Run, Side } from '../run/types.js';
 import { threadState } from '../state/threadState.js';
 import { runTool } from '../tools/dispatch.js';
 import { normalizeResult } from '../tools/functionTool.js';
-import { storeMessage } from './storeMessage.js';
+import { ownedBy, storeMessage } from './storeMessage.js';
 
 /** A successful call of a session or stop tool. */
 export interface ControlSignal {
@@ -47,7 +47,8 @@ async function runToolCall(run: Run, side: Side, call: StoredToolCall): Promise<
   const executed = await runTool(run, side, call.name, call.arguments, state);
   const { args, attachments } = executed;
   const hookCall: HookToolCall = { id: call.id, name: call.name, args };
-  const result = await afterToolHooks(side, state, hookCall, run.redactor.deep(executed.result));
+  // Redacted before the hooks see it and after: a hook's replacement is output like any other.
+  const result = run.redactor.deep(await afterToolHooks(side, state, hookCall, run.redactor.deep(executed.result)));
 
   const binding = side.controls.get(call.name);
   const turnResponse = binding?.role === 'stop_tool' && binding.messageProperty && typeof args[binding.messageProperty] === 'string' ? args[binding.messageProperty] : undefined;
@@ -88,24 +89,27 @@ async function runToolCall(run: Run, side: Side, call: StoredToolCall): Promise<
 async function afterToolHooks(side: Side, state: ThreadState, call: HookToolCall, result: ToolResult): Promise<ToolResult> {
   let current = result;
   if (current.status === 'success') {
-    const replaced = await side.hooks.outcome('after_tool_call_success', state, call, current);
-    if (replaced !== undefined) current = normalizeResult(replaced);
+    current = (await side.hooks.outcome('after_tool_call_success', state, call, current, isToolResult)) ?? current;
   } else {
     const error = new Error(current.error ?? 'the tool failed');
     if (current.stack) error.stack = current.stack;
-    const recovered = await side.hooks.outcome('after_tool_call_failure', state, call, error);
-    if (recovered !== undefined) current = normalizeResult(recovered);
+    current = (await side.hooks.outcome('after_tool_call_failure', state, call, error, isToolResult)) ?? current;
   }
-  return normalizeResult(await side.hooks.transform('before_store_tool_result', state, current, call));
+  return side.hooks.transform('before_store_tool_result', state, current, [call], isToolResult);
 }
 
+/** What a hook may return in place of a tool result: the shape a tool must return. */
+function isToolResult(value: unknown): value is ToolResult {
+  return normalizeResult(value) === value;
+}
+
+/** Stored directly, without hooks: this runs while the run is failing. */
 async function closeUnansweredCalls(run: Run, calls: readonly StoredToolCall[], error: unknown): Promise<void> {
-  const answered = new Set(run.messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
   const reason = hasCode(error, 'CANCELLED') ? 'cancelled before this tool call finished' : `stopped: ${errorMessage(error)}`;
   for (const call of calls) {
-    if (answered.has(call.id)) continue;
+    const message = ownedBy(run, run.execution.currentSide, { role: 'tool', content: `Error: ${reason}`, toolCallId: call.id, toolName: call.name, toolStatus: 'error' });
     await run.services.store
-      .appendMessage(run.thread.id, run.redactor.deep({ role: 'tool', content: `Error: ${reason}`, toolCallId: call.id, toolName: call.name, toolStatus: 'error', ...(run.dual ? { side: run.execution.currentSide } : {}) }))
+      .appendMessage(run.thread.id, run.redactor.deep(message))
       .then((stored) => run.messages.push(stored))
       .catch(() => {});
   }

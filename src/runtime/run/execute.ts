@@ -3,29 +3,39 @@
  * thread: `idle` after a normal end, `failed` after an error result,
  * `cancelled` when the caller cancelled, `completed` once terminated.
  */
-import { hasCode } from '../../errors.js';
 import { runSession } from '../agents/session.js';
-import { recordStatus } from './threadStatus.js';
+import { recordStatus, recordThrown } from './threadStatus.js';
 import type { Run, SessionResult } from './types.js';
 
 export async function runToCompletion(run: Run): Promise<SessionResult> {
   const { store, activeRuns } = run.services;
   activeRuns.set(run.thread.id, run);
+  let ended = false;
   try {
     const result = await runSession(run);
     await recordStatus(store, run.thread, run.execution.terminated ? 'completed' : result.error ? 'failed' : 'idle');
+    ended = true;
     return result;
   } catch (error) {
-    const cancelled = hasCode(error, 'CANCELLED');
-    await store
-      .updateThread(run.thread.id, {
-        status: cancelled ? 'cancelled' : 'failed',
-        meta: { ...run.thread.meta, ...(cancelled ? { cancelledAt: new Date().toISOString() } : {}) },
-      })
-      .catch(() => {});
+    await recordThrown(store, run.thread, error);
     throw run.redactor.error(error);
   } finally {
     run.finished = true;
     if (activeRuns.get(run.thread.id) === run) activeRuns.delete(run.thread.id);
+    if (ended) handOverQueue(run);
+  }
+}
+
+/**
+ * Messages queued in the session's last step had no next step to reach: they
+ * start a turn of their own once this one is over. A queued tool call needs
+ * a running turn, so it is reported and dropped.
+ */
+function handOverQueue(run: Run): void {
+  const { services } = run;
+  for (const item of run.queue.splice(0)) {
+    if (run.execution.terminated) services.log(`thread ${run.thread.id} was terminated: a queued ${item.kind} was not delivered`);
+    else if (item.kind === 'message') services.startQueuedTurn(run.thread.id, item.message);
+    else services.log(`queued tool call ${item.name} on thread ${run.thread.id} did not run: the session ended first`);
   }
 }

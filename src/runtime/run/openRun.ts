@@ -18,6 +18,7 @@ import { withoutTools } from '../loop/context.js';
 import { Redactor } from '../variables/secrets.js';
 import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from '../variables/variables.js';
 import { attachToTurn, openTurn } from './openTurn.js';
+import { recordThrown } from './threadStatus.js';
 import type { Run, Services, Side } from './types.js';
 
 export interface RunSpec {
@@ -118,19 +119,31 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     finished: false,
   };
 
+  try {
+    await startThread(run, spec, opened.turn, !existing);
+  } catch (error) {
+    // The thread exists now: a failure here must not leave it looking idle.
+    await recordThrown(services.store, run.thread, error);
+    throw redactor.error(error);
+  }
+  return run;
+}
+
+/** Hooks of a new thread, the call's values, system messages, then the opening messages. */
+async function startThread(run: Run, spec: RunSpec, rendered: NewMessage[], isNew: boolean): Promise<void> {
+  const { services, thread, sides } = run;
   const state = threadState(run, sides.a);
-  if (!existing) {
+  if (isNew) {
     await sides.a.hooks.notify('after_thread_created', state, { id: thread.id, prompt: thread.prompt, ...(thread.parentId ? { parentId: thread.parentId } : {}), createdAt: thread.createdAt });
   }
-  if (spec.variables) await services.store.setVariables(thread.id, valuesToStore(spec.variables, scope));
+  if (spec.variables) await services.store.setVariables(thread.id, valuesToStore(spec.variables, run.scope));
   for (const side of [sides.a, sides.b]) if (side) side.preamble = await systemMessageHooks(side, threadState(run, side));
 
-  let turn = spec.opening ?? opened.turn;
-  if (spec.attachmentPaths?.length && parent) {
+  let turn = spec.opening ?? rendered;
+  if (spec.attachmentPaths?.length && spec.parent) {
     try {
-      turn = attachToTurn(turn, await copyAttachments(parent, thread.id, spec.attachmentPaths));
+      turn = attachToTurn(turn, await copyAttachments(spec.parent, thread.id, spec.attachmentPaths));
     } catch (error) {
-      await services.store.updateThread(thread.id, { status: 'failed' });
       throw new AgentportError('INVALID_ARGUMENTS', `cannot attach files to ${spec.target}: ${errorMessage(error)}`);
     }
   }
@@ -138,7 +151,6 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     const stored = await storeMessage(run, sides.a, state, message);
     run.sessionStartSeq = Math.min(run.sessionStartSeq, stored.seq);
   }
-  return run;
 }
 
 /**

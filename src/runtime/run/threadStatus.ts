@@ -1,3 +1,4 @@
+import { hasCode } from '../../errors.js';
 import type { Store, ThreadRecord } from '../../store/types.js';
 
 /**
@@ -6,4 +7,15 @@ import type { Store, ThreadRecord } from '../../store/types.js';
  */
 export async function recordStatus(store: Store, thread: ThreadRecord, status: ThreadRecord['status']): Promise<void> {
   if (thread.status !== status) await store.updateThread(thread.id, { status });
+}
+
+/** After a run threw: `cancelled` when the caller cancelled, otherwise `failed`. Never throws itself. */
+export async function recordThrown(store: Store, thread: ThreadRecord, error: unknown): Promise<void> {
+  const cancelled = hasCode(error, 'CANCELLED');
+  await store
+    .updateThread(thread.id, {
+      status: cancelled ? 'cancelled' : 'failed',
+      meta: { ...thread.meta, ...(cancelled ? { cancelledAt: new Date().toISOString() } : {}) },
+    })
+    .catch(() => {});
 }

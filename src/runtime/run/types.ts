@@ -4,7 +4,7 @@
  * has one or two sides (an agent's side A and side B; a prompt is a run with
  * side A only), each with its own prompt, tools, preamble and hooks.
  */
-import type { AgentDefinition, ModelRequestMessage, SessionToolBinding, ToolResult } from '../../definitions/types.js';
+import type { AgentDefinition, ModelRequestMessage, ToolResult } from '../../definitions/types.js';
 import type { ErrorInfo } from '../../errors.js';
 import type { ModelResolver } from '../../models/resolveModel.js';
 import type { Entry, LoadedPrompt, Registry } from '../../registry/types.js';
@@ -122,9 +122,5 @@ export interface Run {
   finished: boolean;
 }
 
-export type QueuedItem = { kind: 'message'; message: NewMessage } | { kind: 'tool'; name: string; args: Record<string, unknown> };
-
-/** The name of a session tool binding, whatever its form. */
-export function bindingName(binding: SessionToolBinding): string {
-  return typeof binding === 'string' ? binding : binding.name;
-}
+/** Work queued through ThreadState, for the side whose tool or hook queued it. */
+export type QueuedItem = { side: 'a' | 'b' } & ({ kind: 'message'; message: NewMessage } | { kind: 'tool'; name: string; args: Record<string, unknown> });

@@ -95,13 +95,15 @@ class RunThreadState implements ThreadState {
   }
 
   async queueMessage(message: NewThreadMessage): Promise<void> {
-    if (this.run.finished) this.run.services.startQueuedTurn(this.threadId, message);
-    else this.run.queue.push({ kind: 'message', message });
+    // The run this state belongs to, or the one now running on the thread, takes it; an idle thread starts a turn.
+    const active = this.run.finished ? this.run.services.activeRuns.get(this.threadId) : this.run;
+    if (active && !active.finished) active.queue.push({ side: active === this.run ? this.side.key : 'a', kind: 'message', message });
+    else this.run.services.startQueuedTurn(this.threadId, message);
   }
 
   async updateMessage(id: string, updates: MessageUpdate): Promise<ThreadMessage> {
     const { hooks } = this.side;
-    const patch = await hooks.transform('before_update_message', this, updates, id);
+    const patch = await hooks.transform('before_update_message', this, updates, [id]);
     const updated = await this.run.services.store.updateMessage(this.threadId, id, this.run.redactor.deep(patch));
     const index = this.run.messages.findIndex((m) => m.id === id);
     if (index >= 0) this.run.messages[index] = updated;
@@ -161,7 +163,7 @@ class RunThreadState implements ThreadState {
     if (!this.side.toolset.some((tool) => tool.name === name)) {
       throw new AgentportError('UNKNOWN_TOOL', `queueTool: ${this.side.prompt.name} has no tool named "${name}"`);
     }
-    this.run.queue.push({ kind: 'tool', name, args });
+    this.run.queue.push({ side: this.side.key, kind: 'tool', name, args });
   }
 
   // -- definitions

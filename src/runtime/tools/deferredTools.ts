@@ -101,7 +101,7 @@ export function loadedToolsOf(meta: Record<string, unknown> | undefined): string
   return Array.isArray(value) ? value.filter((name): name is string => typeof name === 'string') : [];
 }
 
-/** Thread meta that remembers what a search loaded, for the thread's later turns. */
+/** Thread meta that remembers what a search loaded (added to what other sides loaded), for later turns. */
 export function withLoadedTools(meta: Record<string, unknown> | undefined, deferred: DeferredTools): Record<string, unknown> {
-  return { ...meta, [LOADED_TOOLS_META]: [...deferred.loaded] };
+  return { ...meta, [LOADED_TOOLS_META]: [...new Set([...loadedToolsOf(meta), ...deferred.loaded])] };
 }

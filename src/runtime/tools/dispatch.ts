@@ -30,12 +30,15 @@ export async function runTool(run: Run, side: Side, name: string, argumentText: 
   }
   switch (tool.kind) {
     case 'function': {
-      // The tool config's static options reach the tool as state.context.options while it runs.
+      // The tool config's static options reach the tool as state.context.options while it runs
+      // (restored after, for a tool that invokes another).
+      const outer = run.context.options;
       run.context.options = tool.options;
       try {
         return await executeFunctionTool({ tool, argumentText, state, store: run.services.store });
       } finally {
-        delete run.context.options;
+        if (outer === undefined) delete run.context.options;
+        else run.context.options = outer;
       }
     }
     case 'subprompt':
