@@ -1,7 +1,7 @@
 // `npm run bench`: runs every benchmark in its own process (so memory figures
 // are not mixed up) and writes docs/benchmarks.md with the machine and command.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, machine } from './support.mjs';
 
@@ -32,5 +32,10 @@ const report = [
   ...sections.flatMap((section) => [section, '']),
 ].join('\n');
 
-if (only.length === 0) writeFileSync(path.join(ROOT, 'docs', 'benchmarks.md'), report);
+// Comparisons between builds (bench/compare.mjs) are written by hand below a marker; they are kept.
+const target = path.join(ROOT, 'docs', 'benchmarks.md');
+const MARKER = '<!-- comparisons: kept by npm run bench -->';
+const previous = existsSync(target) ? readFileSync(target, 'utf8') : '';
+const kept = previous.includes(MARKER) ? previous.slice(previous.indexOf(MARKER)) : '';
+if (only.length === 0) writeFileSync(target, kept ? `${report}\n${kept}` : report);
 process.stdout.write(report);
