@@ -20,6 +20,7 @@ export type {
   SessionToolBinding,
   SubagentRegistryEntry,
   ThreadMessage,
+  ThreadView,
   AttachmentRef,
   DefineToolOptions,
   ExecutionState,

@@ -58,11 +58,8 @@ export const TOOL_CONFIG_KEYS = {
   ],
 } as const satisfies Record<'tool' | 'prompt' | 'agent', readonly string[]>;
 
-/**
- * Subagent config fields the runtime does not act on yet: they are accepted
- * (and type-checked) but each one is reported with a warning.
- */
-export const UNSUPPORTED_SUBAGENT_FIELDS = ['blocking', 'immediate', 'optional', 'resumable', 'initAgentNameProperty'] as const;
+/** Fields that only mean something for a dual_ai agent run as a subagent (an ai_human agent ignores them, with a warning). */
+export const SUBAGENT_ONLY_FIELDS = ['blocking', 'immediate', 'optional', 'resumable', 'initAgentNameProperty'] as const;
 
 /**
  * A `{ name, ... }` entry of a prompt's `tools`: every key of every kind,

@@ -223,6 +223,19 @@ export interface GrepMatch {
   text: string;
 }
 
+/** What a thread shows of another (its parent, or one of its children). */
+export interface ThreadView {
+  readonly threadId: string;
+  /** The agent or prompt it runs. */
+  readonly agentId: string;
+  /** The instance name, for a subagent thread. */
+  readonly name?: string;
+  readonly status: 'running' | 'idle' | 'terminated';
+  getMessages(options?: GetMessagesOptions): Promise<{ messages: ThreadMessage[]; total: number; hasMore: boolean }>;
+  getValue<T = unknown>(key: string): Promise<T | undefined>;
+  readFile(path: string): Promise<Uint8Array | null>;
+}
+
 /** The thread a tool or hook runs in (the spec's ThreadState). */
 export interface ThreadState {
   // -- identity
@@ -294,6 +307,19 @@ export interface ThreadState {
   findFiles(pattern: string): Promise<FileRecord[]>;
   /** Lines of text files matching a regular expression, optionally under `path` only. */
   grepFiles(pattern: string | RegExp, options?: { path?: string }): Promise<GrepMatch[]>;
+
+  // -- subagents
+  /** This thread's subagent instances. */
+  readonly children: SubagentRegistryEntry[];
+  /** A read view of a child thread, by its reference (thread id) or instance name. */
+  getChildThread(reference: string): Promise<ThreadView | undefined>;
+  /** A read view of the parent thread; undefined for a top-level thread. */
+  getParentThread(): Promise<ThreadView | undefined>;
+  /**
+   * Sends a message to the parent thread (a subagent's only way to reach it with
+   * `parentCommunication: 'explicit'`). It is queued to the parent like any message.
+   */
+  notifyParent(content: string, options?: { replyExpected?: boolean; attachments?: string[] }): Promise<void>;
 
   // -- execution
   readonly execution: ExecutionState;
@@ -414,12 +440,18 @@ export interface HookThread {
 
 /** A child thread as the parent's `children` lists it. */
 export interface SubagentRegistryEntry {
+  /** The child's thread id. */
   reference: string;
+  /** The instance name (`researcher#2`, or the name given to subagent_create). */
   name: string;
+  /** The subagent (agent) it runs. */
+  agent: string;
   description: string;
   status: 'running' | 'idle' | 'terminated';
   resumable: boolean;
   blocking: boolean;
+  parentCommunication: 'implicit' | 'explicit';
+  /** Microseconds since the epoch. */
   createdAt: number;
 }
 

@@ -4,7 +4,7 @@
  * names are valid MCP tool names.
  */
 import { suggestName as suggest, type LoadIssue } from '../definitions/issues.js';
-import { TOOL_CONFIG_KEYS, UNSUPPORTED_SUBAGENT_FIELDS } from '../definitions/schemas.js';
+import { TOOL_CONFIG_KEYS, SUBAGENT_ONLY_FIELDS } from '../definitions/schemas.js';
 import { resolveIncludes } from './includes.js';
 import type { Entry, LoadedPrompt, Registry } from './types.js';
 import type { PromptDefinition } from '../definitions/types.js';
@@ -111,9 +111,8 @@ function allCallables(draft: Draft): string[] {
 /**
  * The keys of a `{ name, ... }` tool config depend on what the name refers to
  * (the runtime's order: a function tool, then an agent, then a prompt). Keys
- * of another kind, or of none, are warnings; so are the subagent fields the
- * runtime does not act on yet (unless the value asks for what the runtime
- * does anyway: `blocking: true`, `immediate: false`, `resumable: false`).
+ * of another kind, or of none, are warnings; so are subagent fields on an
+ * agent that is not dual_ai (it runs as a sub-prompt).
  */
 function checkToolConfig(draft: Draft, prompt: Entry<PromptDefinition>, field: string, config: Record<string, unknown>, issues: LoadIssue[]): void {
   const name = String(config.name);
@@ -126,13 +125,8 @@ function checkToolConfig(draft: Draft, prompt: Entry<PromptDefinition>, field: s
     if (config[key] === undefined) continue;
     if (!known.includes(key)) {
       warn(key, `unknown key "${key}" in the config of ${what} is ignored (it takes ${known.join(', ')})${suggest(key, known)}`);
-    } else if (kind === 'agent' && (UNSUPPORTED_SUBAGENT_FIELDS as readonly string[]).includes(key) && !isImplementedDefault(key, config[key])) {
-      warn(key, `${key} is not supported yet: the subagent runs as a blocking sub-agent call`);
+    } else if (kind === 'agent' && (SUBAGENT_ONLY_FIELDS as readonly string[]).includes(key) && draft.agents.get(name)?.definition.type !== 'dual_ai') {
+      warn(key, `${key} is ignored: only dual_ai agents run as subagents; "${name}" is an ai_human agent and runs as a sub-prompt`);
     }
   }
-}
-
-/** A subagent field set to the behaviour the runtime has: a blocking call, spawned when called, not resumable. */
-function isImplementedDefault(key: string, value: unknown): boolean {
-  return (key === 'blocking' && value === true) || ((key === 'immediate' || key === 'resumable') && value === false);
 }

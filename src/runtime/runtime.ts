@@ -17,6 +17,8 @@ import { prepareInput } from './run/input.js';
 import { openRun } from './run/openRun.js';
 import type { Run, Services, Side } from './run/types.js';
 import { threadState } from './state/threadState.js';
+import { fulfil, pendingRequest, specFor, type NeededVariable } from './subagents/envRequests.js';
+import { childRecords } from './subagents/registry.js';
 import { runTool } from './tools/dispatch.js';
 import { buildToolset, type OfferedTool } from './tools/toolset.js';
 import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
@@ -25,6 +27,18 @@ export interface Runtime {
   readonly registry: Registry;
   readonly store: Store;
   runPrompt(request: RunRequest): Promise<RunResult>;
+  /** A subagent's pending request for variables (what is needed, never values); undefined when there is none. */
+  variableRequest(threadId: string, requestId: string): Promise<VariableRequestInfo | undefined>;
+  /** Stores the values of a pending request (secrets encrypted) and starts the deferred subagent. */
+  provideVariables(threadId: string, requestId: string, values: Record<string, unknown>): Promise<{ reference: string | undefined }>;
+}
+
+export interface VariableRequestInfo {
+  request_id: string;
+  thread_id: string;
+  subagent: string;
+  name: string;
+  variables: NeededVariable[];
 }
 
 export function createRuntime(options: RuntimeOptions): Runtime {
@@ -54,8 +68,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         log(`a queued message could not start a turn on thread ${threadId}: ${errorMessage(error)}`),
       );
     },
+    patchThreadMeta: (threadId, patch) =>
+      oneAtATimeFor(metaWrites, threadId, async () => {
+        const thread = await store.getThread(threadId);
+        if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread ${threadId} does not exist`);
+        return store.updateThread(threadId, { meta: patch({ ...thread.meta }) });
+      }),
+    detached: new Map(),
     engine: { runToCompletion, invokeTool },
   };
+  const metaWrites = new Map<string, Promise<unknown>>();
 
   const resolveTarget = (target: string): { prompt: LoadedPrompt; agent: Entry<AgentDefinition> | undefined } => {
     const agent = registry.agents.get(target);
@@ -65,17 +87,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   const turns = new Map<string, Promise<unknown>>();
-  const oneAtATime = async <T>(threadId: string | undefined, run: () => Promise<T>): Promise<T> => {
-    if (!threadId) return run();
-    const previous = turns.get(threadId) ?? Promise.resolve();
-    const current = previous.catch(() => {}).then(run);
-    turns.set(threadId, current);
-    try {
-      return await current;
-    } finally {
-      if (turns.get(threadId) === current) turns.delete(threadId);
-    }
-  };
+  const oneAtATime = <T>(threadId: string | undefined, run: () => Promise<T>): Promise<T> => (threadId ? oneAtATimeFor(turns, threadId, run) : run());
 
   const runPrompt = async (request: RunRequest): Promise<RunResult> => {
     const { prompt, agent } = resolveTarget(request.target);
@@ -91,6 +103,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       ...(request.variables ? { variables: request.variables } : {}),
       signal: request.signal ?? new AbortController().signal,
       progress: request.onProgress ?? (() => {}),
+      ...(request.elicit ? { elicit: request.elicit } : {}),
     });
     return resultOf(run, await runToCompletion(run));
   };
@@ -115,9 +128,47 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     await runToCompletion(run);
   };
 
+  /** A run over a thread that is not running: what a request from outside a turn acts through. */
+  const idleRun = async (threadId: string) => {
+    const thread = await store.getThread(threadId);
+    if (!thread) return undefined;
+    const { prompt, agent } = resolveTarget(thread.prompt);
+    return openRun(services, {
+      target: thread.prompt,
+      agent,
+      prompt,
+      args: (thread.meta?.arguments ?? {}) as Record<string, unknown>,
+      userMessage: '',
+      existing: thread,
+      opening: [],
+      signal: new AbortController().signal,
+      progress: () => {},
+    });
+  };
+
   return {
     registry,
     store,
+    async variableRequest(threadId, requestId) {
+      const thread = await store.getThread(threadId).catch(() => undefined);
+      const pending = thread && pendingRequest(thread.meta, requestId);
+      return pending && { request_id: pending.id, thread_id: threadId, subagent: pending.subagent, name: pending.name, variables: pending.needed };
+    },
+    async provideVariables(threadId, requestId, values) {
+      const thread = await store.getThread(threadId).catch(() => undefined);
+      const pending = thread && pendingRequest(thread.meta, requestId);
+      if (!pending) throw new AgentportError('INVALID_ARGUMENTS', `no pending subagent request ${requestId} on thread ${threadId}`);
+      const parent = await idleRun(threadId);
+      const side = parent && [parent.sides.a, parent.sides.b].find((s) => s && specFor(s, pending.subagent));
+      if (!parent || !side) throw new AgentportError('UNKNOWN_TOOL', `the subagent ${pending.subagent} is not available on thread ${threadId} any more`);
+      try {
+        await fulfil(parent, side, requestId, values, { detached: true });
+      } finally {
+        parent.finished = true;
+      }
+      const started = childRecords(parent.thread.meta).find((r) => r.name === pending.name && r.agent === pending.subagent);
+      return { reference: started?.reference };
+    },
     runPrompt: (request) => {
       const threadId = typeof request.args.thread_id === 'string' && request.args.thread_id ? request.args.thread_id : undefined;
       return oneAtATime(threadId, () => runPrompt(request));
@@ -155,4 +206,16 @@ async function continuedThread(store: Store, threadId: unknown, target: string):
     throw new AgentportError('INVALID_ARGUMENTS', `thread_id "${threadId}" belongs to "${thread.prompt}", not "${target}"`);
   }
   return thread;
+}
+
+/** Runs `work` after every earlier piece of work queued under the same key has settled. */
+async function oneAtATimeFor<T>(queues: Map<string, Promise<unknown>>, key: string, work: () => Promise<T>): Promise<T> {
+  const previous = queues.get(key) ?? Promise.resolve();
+  const current = previous.catch(() => {}).then(work);
+  queues.set(key, current);
+  try {
+    return await current;
+  } finally {
+    if (queues.get(key) === current) queues.delete(key);
+  }
 }

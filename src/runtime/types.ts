@@ -4,6 +4,7 @@
 import type { Store } from '../store/types.js';
 import type { Registry } from '../registry/types.js';
 import type { ErrorInfo } from '../errors.js';
+import type { Elicit } from './run/types.js';
 
 export interface RuntimeOptions {
   registry: Registry;
@@ -34,6 +35,8 @@ export interface RunRequest {
   signal?: AbortSignal;
   /** Called with a human-readable message as the run advances. */
   onProgress?: (message: string) => void;
+  /** Asks the caller's user for values (MCP elicitation), when the client supports it. */
+  elicit?: Elicit;
 }
 
 export interface ToolCallRecord {

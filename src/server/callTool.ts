@@ -9,6 +9,7 @@ import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerConte
 import { errorInfo, errorMessage, isAgentportError, type ErrorInfo } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { RunResult } from '../runtime/types.js';
+import type { Elicit } from '../runtime/run/types.js';
 import { log } from '../log.js';
 import type { ExposedTool } from './toolCatalog.js';
 
@@ -28,6 +29,7 @@ export async function callExposedTool(
   name: string,
   args: Record<string, unknown> | undefined,
   ctx: ServerContext,
+  elicit?: Elicit,
 ): Promise<CallToolResult> {
   if (!tools.has(name)) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
@@ -56,6 +58,7 @@ export async function callExposedTool(
       signal: ctx.mcpReq.signal,
       onProgress,
       ...(variables ? { variables } : {}),
+      ...(elicit ? { elicit } : {}),
     });
     await settle();
     return toCallToolResult(result);

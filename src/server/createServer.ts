@@ -7,6 +7,7 @@ import { Server, type CallToolResult, type McpServerFactory, type ServerContext 
 import type { Registry } from '../registry/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { callExposedTool, errorResult } from './callTool.js';
+import { elicitation } from './elicitation.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
 import {
   CALL_TOOL,
@@ -23,6 +24,8 @@ export interface AgentportServer {
   factory: McpServerFactory;
   tools: readonly ExposedTool[];
   surface: Surface;
+  /** The runtime (created on first use), for the HTTP transport's thread endpoints. */
+  runtime: () => Promise<Runtime>;
 }
 
 export interface ServerOptions {
@@ -48,7 +51,8 @@ export function createAgentportServer(
   let loaded: Promise<Runtime> | undefined;
   const getRuntime = () => (loaded ??= typeof runtime === 'function' ? runtime() : Promise.resolve(runtime));
 
-  const call = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext): Promise<CallToolResult> => {
+  const call = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult> => {
+    const elicit = elicitation(server, ctx);
     if (surface.index && name === TOOL_SEARCH_NAME) return searchResult(surface.index, args);
     if (surface.searchOn && name === CALL_TOOL) {
       const target = typeof args?.name === 'string' ? args.name : '';
@@ -59,9 +63,9 @@ export function createAgentportServer(
       if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) {
         return errorResult({ code: 'INVALID_ARGUMENTS', message: `${CALL_TOOL}: arguments must be an object` });
       }
-      return callExposedTool(getRuntime, byName, target, inner as Record<string, unknown> | undefined, ctx);
+      return callExposedTool(getRuntime, byName, target, inner as Record<string, unknown> | undefined, ctx, elicit);
     }
-    return callExposedTool(getRuntime, byName, name, args, ctx);
+    return callExposedTool(getRuntime, byName, name, args, ctx, elicit);
   };
 
   const factory: McpServerFactory = () => {
@@ -70,10 +74,10 @@ export function createAgentportServer(
       { capabilities: { tools: { listChanged: false } }, instructions: surface.instructions },
     );
     server.setRequestHandler('tools/list', () => ({ tools: surface.listed }));
-    server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx));
+    server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx, server));
     return server;
   };
-  return { factory, tools, surface };
+  return { factory, tools, surface, runtime: getRuntime };
 }
 
 async function searchResult(index: () => Promise<ToolSearchIndex>, raw: Record<string, unknown> | undefined): Promise<CallToolResult> {

@@ -10,6 +10,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, localhostAllowedHostnames, localhostAllowedOrigins } from '@modelcontextprotocol/server';
 import type { AgentportServer } from './createServer.js';
+import { errorInfo, errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import { VERSION } from './version.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './httpDefaults.js';
@@ -68,7 +69,8 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
       res.end(JSON.stringify({ status: 'ok', name: 'agentport', version: VERSION, tools: agentport.tools.length }));
       return;
     }
-    if (path !== '/mcp') {
+    const variables = VARIABLES_PATH.exec(path ?? '');
+    if (path !== '/mcp' && !variables) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
       return;
     }
@@ -77,7 +79,8 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
       res.end(JSON.stringify({ error: 'missing or invalid bearer token' }));
       return;
     }
-    await mcp(req, res);
+    if (variables) await variablesEndpoint(agentport, req, res, decodeURIComponent(variables[1]!), decodeURIComponent(variables[2]!));
+    else await mcp(req, res);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -96,6 +99,64 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
         server.close(() => resolve());
       }),
   };
+}
+
+/** `/threads/{thread_id}/variables/{request_id}`: a subagent's pending request for variables. */
+const VARIABLES_PATH = /^\/threads\/([^/]+)\/variables\/([^/]+)$/;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * GET says what a deferred subagent needs (names, descriptions, secret or
+ * text; never values); POST takes a JSON object of values, stores them with
+ * the child thread and starts it.
+ */
+async function variablesEndpoint(agentport: AgentportServer, req: IncomingMessage, res: ServerResponse, threadId: string, requestId: string): Promise<void> {
+  const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const runtime = await agentport.runtime();
+  if (req.method === 'GET') {
+    const request = await runtime.variableRequest(threadId, requestId);
+    if (request) send(200, request);
+    else send(404, { error: `no pending variables request ${requestId} on thread ${threadId}` });
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.writeHead(405, { allow: 'GET, POST' }).end();
+    return;
+  }
+  let values: unknown;
+  try {
+    values = JSON.parse(await readBody(req));
+  } catch (error) {
+    send(400, { error: `the body must be a JSON object of values: ${errorMessage(error)}` });
+    return;
+  }
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+    send(400, { error: 'the body must be a JSON object of values, e.g. {"API_KEY": "..."}' });
+    return;
+  }
+  try {
+    const { reference } = await runtime.provideVariables(threadId, requestId, values as Record<string, unknown>);
+    send(200, { status: 'started', reference });
+  } catch (error) {
+    const info = errorInfo(error);
+    send(info.code === 'INVALID_ARGUMENTS' && !(await runtime.variableRequest(threadId, requestId)) ? 404 : info.code === 'INTERNAL' ? 500 : 400, { error: info });
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error('the body is larger than 1 MiB'));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
 }
 
 function bearerMatches(header: string | undefined, token: string): boolean {

@@ -185,25 +185,15 @@ describe('unknown keys warn', () => {
 });
 
 describe('fields accepted but not acted on warn', () => {
-  it('[AG-6] warns about each subagent field the runtime does not act on yet', async () => {
+  it('[AG-6] [SA-1] accepts subagent fields for a dual_ai agent and warns about them on an ai_human agent', async () => {
     const { issues } = await loadRegistry({ agentsDir: WARNINGS_FOLDER });
     for (const field of ['blocking', 'immediate', 'optional', 'resumable', 'initAgentNameProperty']) {
-      expect(one(issues, 'main', `tools[3].${field}`)).toMatchObject({
-        severity: 'warning',
-        message: `${field} is not supported yet: the subagent runs as a blocking sub-agent call`,
-      });
+      expect(at(issues, 'main', `tools[3].${field}`)).toEqual([]);
     }
-  });
-
-  it('[AG-6] does not warn about subagent fields set to what the runtime does (blocking: true, resumable: false)', async () => {
-    const dir = agentsFolder({
-      'models/m.ts': MODEL,
-      'prompts/w.ts': prompt('w'),
-      'agents/pair.ts': agent(`name: 'pair', type: 'dual_ai', maxSessionTurns: 4, toolDescription: 'x', exposeAsTool: true, sideA: { prompt: 'w' }, sideB: { prompt: 'w' }`),
-      'prompts/p.ts': prompt('p', `tools: [{ name: 'pair', blocking: true, immediate: false, resumable: false }]`),
+    expect(one(issues, 'main', 'tools[4].blocking')).toMatchObject({
+      severity: 'warning',
+      message: 'blocking is ignored: only dual_ai agents run as subagents; "legacy" is an ai_human agent and runs as a sub-prompt',
     });
-    const { issues } = await loadRegistry({ agentsDir: dir });
-    expect(issues).toEqual([]);
   });
 
   it('[AG-6] warns about agent fields that have no effect: maxSessionTurns and sideB of ai_human, icon; and a dual_ai agent without maxSessionTurns', async () => {

@@ -36,10 +36,27 @@ export class FakeModelServer {
   private server: Server | undefined;
   private port = 0;
 
+  private readonly routes: Array<{ match: (body: RecordedRequest['body']) => boolean; replies: ScriptedReply[] }> = [];
+
   /** Queue replies, answered in order. */
   reply(...replies: ScriptedReply[]): this {
     this.script.push(...replies);
     return this;
+  }
+
+  /**
+   * Queue replies for the requests `match` picks (say, by system prompt), in
+   * order; other requests take the main script. Runs that go on at the same
+   * time (a parent and its subagents) stay deterministic this way.
+   */
+  replyWhen(match: (body: RecordedRequest['body']) => boolean, ...replies: ScriptedReply[]): this {
+    this.routes.push({ match, replies });
+    return this;
+  }
+
+  /** Replies for requests whose system prompt starts with `prefix`. */
+  replyToSystem(prefix: string, ...replies: ScriptedReply[]): this {
+    return this.replyWhen((body) => String(body.messages[0]?.content ?? '').startsWith(prefix), ...replies);
   }
 
   get baseURL(): string {
@@ -47,7 +64,7 @@ export class FakeModelServer {
   }
 
   get remaining(): number {
-    return this.script.length;
+    return this.script.length + this.routes.reduce((sum, route) => sum + route.replies.length, 0);
   }
 
   async start(): Promise<this> {
@@ -65,7 +82,8 @@ export class FakeModelServer {
           return;
         }
         this.requests.push(recorded);
-        const next = this.script.shift();
+        const route = this.routes.find((r) => r.replies.length > 0 && r.match(recorded.body));
+        const next = route ? route.replies.shift() : this.script.shift();
         if (!next) {
           this.unexpected.push(recorded);
           res.writeHead(500, { 'content-type': 'application/json' });

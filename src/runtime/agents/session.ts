@@ -8,14 +8,16 @@
  */
 import { AgentportError, isAgentportError, hasCode } from '../../errors.js';
 import { runTurn } from '../loop/runTurn.js';
+import { startImmediateSubagents } from '../subagents/immediate.js';
 import type { Run, SessionResult } from '../run/types.js';
 
 export async function runSession(run: Run): Promise<SessionResult> {
   const maxTurns = run.dual ? run.agent?.definition.maxSessionTurns ?? run.services.maxSessionTurns : 1;
   const last: { a?: string; b?: string } = {};
-  let key: 'a' | 'b' = 'a';
+  let key: 'a' | 'b' = run.firstSide;
   let turns = 0;
   try {
+    await startImmediateSubagents(run);
     for (;;) {
       const side = run.sides[key] ?? run.sides.a;
       const end = await runTurn(run, side);

@@ -9,9 +9,9 @@
 import type { AgentDefinition, AgentSide, SessionToolBinding, ToolReference } from '../../definitions/types.js';
 import type { Entry, LoadedPrompt } from '../../registry/types.js';
 import { HookRunner } from '../hooks/hooks.js';
-import { type ControlBinding, type ControlRole, type Services, type Side } from '../run/types.js';
+import type { ControlBinding, ControlRole, Run, Services, Side } from '../run/types.js';
 import { DeferredTools } from '../tools/deferredTools.js';
-import { buildToolset, toolsetForTurn, type OfferedControlTool, type OfferedTool } from '../tools/toolset.js';
+import { buildToolset, toolsetForTurn, type OfferedControlTool, type OfferedTool, type SubagentSpec } from '../tools/toolset.js';
 import type { ModelRequestMessage } from '../../definitions/types.js';
 
 export interface SideSource {
@@ -25,6 +25,8 @@ export interface SideSource {
   extraTools: readonly string[];
   /** Tools a search loaded earlier in this thread. */
   loadedTools: readonly string[];
+  /** The run's own name (a subagent instance): side A is called by it, side B after it. */
+  runLabel?: string | undefined;
 }
 
 export function buildSide(services: Services, source: SideSource, log: (line: string) => void): Side {
@@ -33,7 +35,7 @@ export function buildSide(services: Services, source: SideSource, log: (line: st
   const toolset = prompt.definition.toolChoice === 'none' ? [] : sideToolset(services, prompt, source.extraTools, controls);
   return {
     key: source.key,
-    label: config?.label ?? prompt.name,
+    label: sideLabel(source),
     prompt,
     stopOnResponse: config?.stopOnResponse ?? true,
     maxSteps: config?.maxSteps ?? services.maxSteps,
@@ -43,6 +45,55 @@ export function buildSide(services: Services, source: SideSource, log: (line: st
     preamble: source.preamble,
     hooks: new HookRunner(HookRunner.select(services.registry.hooks, prompt.definition.hooks, agent?.definition.hooks), log),
   };
+}
+
+function sideLabel({ runLabel, config, prompt, key }: SideSource): string {
+  const own = config?.label ?? prompt.name;
+  if (!runLabel) return own;
+  return key === 'a' ? runLabel : `${runLabel} (${own})`;
+}
+
+/**
+ * Subagents with `optional: 'FLAG'` exist for a run only when FLAG resolves
+ * (through the run's variables, then the server's environment) to true, 1 or
+ * yes, in any case. Filtered toolsets are cached like the full ones.
+ */
+export function enableOptionalSubagents(run: Run): void {
+  for (const side of [run.sides.a, run.sides.b]) {
+    if (!side || !side.toolset.some(hasOptional)) continue;
+    const enabled = (flag: string) => /^(true|1|yes)$/i.test((run.scope.get(flag) ?? run.services.env[flag] ?? '').trim());
+    const off = new Set(side.toolset.flatMap(specsOf).filter((spec) => spec.optional && !enabled(spec.optional)).map((spec) => spec.agent.name));
+    if (off.size === 0) continue;
+    side.toolset = withoutSubagents(side.toolset, off);
+    side.deferred = new DeferredTools(side.toolset, run.services.toolSearchThreshold, [...side.deferred.loaded]);
+  }
+}
+
+function specsOf(tool: OfferedTool): SubagentSpec[] {
+  return tool.kind === 'subagent' ? [tool.spec] : tool.kind === 'lifecycle' ? tool.subagents : [];
+}
+
+function hasOptional(tool: OfferedTool): boolean {
+  return specsOf(tool).some((spec) => spec.optional !== undefined);
+}
+
+const filteredToolsets = new WeakMap<readonly OfferedTool[], Map<string, OfferedTool[]>>();
+
+function withoutSubagents(toolset: OfferedTool[], off: ReadonlySet<string>): OfferedTool[] {
+  let byKey = filteredToolsets.get(toolset);
+  if (!byKey) filteredToolsets.set(toolset, (byKey = new Map()));
+  const key = [...off].sort().join(',');
+  let filtered = byKey.get(key);
+  if (!filtered) {
+    filtered = toolset.flatMap((tool): OfferedTool[] => {
+      if (tool.kind === 'subagent') return off.has(tool.spec.agent.name) ? [] : [tool];
+      if (tool.kind !== 'lifecycle') return [tool];
+      const subagents = tool.subagents.filter((spec) => !off.has(spec.agent.name));
+      return subagents.length === 0 ? [] : [{ ...tool, subagents }];
+    });
+    byKey.set(key, filtered);
+  }
+  return filtered;
 }
 
 function controlBindings(config: AgentSide | undefined): Map<string, ControlBinding> {

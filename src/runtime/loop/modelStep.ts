@@ -7,6 +7,7 @@ import type { ModelResponse, ThreadState } from '../../definitions/types.js';
 import { callModel } from '../../models/callModel.js';
 import { buildModelRequest } from '../../models/request.js';
 import { withHeartbeat } from '../heartbeat.js';
+import { offeredNow } from '../subagents/lifecycle.js';
 import type { Run, Side } from '../run/types.js';
 import { assembleContext } from './context.js';
 
@@ -23,7 +24,7 @@ export async function modelStep(
     callModel(
       services.models,
       prompt.model,
-      (model) => buildModelRequest({ model, prompt, messages, tools: side.deferred.offered(), requireTool: options.requireTool }),
+      (model) => buildModelRequest({ model, prompt, messages, tools: side.deferred.offered().filter((tool) => offeredNow(run, tool, side)), requireTool: options.requireTool }),
       {
         signal: run.signal,
         ...(services.retryBaseDelayMs !== undefined ? { retryBaseDelayMs: services.retryBaseDelayMs } : {}),

@@ -9,9 +9,10 @@ import type { AgentDefinition, ModelRequestMessage, ThreadState } from '../../de
 import { AgentportError, errorMessage } from '../../errors.js';
 import type { Entry, LoadedPrompt } from '../../registry/types.js';
 import type { ContentPart, NewMessage, ThreadRecord, VariableValue } from '../../store/types.js';
-import { buildSide } from '../agents/sides.js';
+import { buildSide, enableOptionalSubagents } from '../agents/sides.js';
 import { storeMessage } from '../loop/storeMessage.js';
 import { Execution } from '../state/execution.js';
+import { copyFilesAcross } from '../state/files.js';
 import { TERMINATED_META, threadState } from '../state/threadState.js';
 import { loadedToolsOf } from '../tools/deferredTools.js';
 import { withoutTools } from '../loop/context.js';
@@ -19,7 +20,7 @@ import { Redactor } from '../variables/secrets.js';
 import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from '../variables/variables.js';
 import { attachToTurn, openTurn } from './openTurn.js';
 import { recordThrown } from './threadStatus.js';
-import type { Run, Services, Side } from './types.js';
+import type { Elicit, Run, Services, Side } from './types.js';
 
 export interface RunSpec {
   /** The prompt or agent name the thread runs. */
@@ -45,6 +46,15 @@ export interface RunSpec {
   attachmentPaths?: string[];
   /** Messages that open the turn instead of the rendered user message (a queued message). */
   opening?: NewMessage[];
+  /** Meta of a thread this run creates. */
+  threadMeta?: Record<string, unknown>;
+  /** The side that takes the first turn (default a). */
+  firstSide?: 'a' | 'b';
+  /** Names the run in progress and logs (a subagent instance's name). */
+  label?: string;
+  /** A subagent's thread is its own: it never sees its parent's conversation, whatever includeChat says. */
+  isolated?: boolean;
+  elicit?: Elicit;
 }
 
 export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
@@ -62,10 +72,10 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
   const redactor = parent ? parent.redactor.child() : new Redactor();
   const log = (line: string) => services.log(redactor.text(line));
   const sides: { a: Side; b?: Side } = {
-    a: buildSide(services, { key: 'a', prompt, config: agent?.definition.sideA, agent, preamble: opened.preamble, extraTools: opened.extraTools, loadedTools }, log),
+    a: buildSide(services, { key: 'a', prompt, config: agent?.definition.sideA, agent, preamble: opened.preamble, extraTools: opened.extraTools, loadedTools, runLabel: spec.label }, log),
   };
   if (promptB && openedB) {
-    sides.b = buildSide(services, { key: 'b', prompt: promptB, config: agent!.definition.sideB, agent, preamble: openedB.preamble, extraTools: openedB.extraTools, loadedTools }, log);
+    sides.b = buildSide(services, { key: 'b', prompt: promptB, config: agent!.definition.sideB, agent, preamble: openedB.preamble, extraTools: openedB.extraTools, loadedTools, runLabel: spec.label }, log);
   }
 
   const stored = existing ? await services.store.getVariables(existing.id) : [];
@@ -77,7 +87,10 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
       `cannot run "${spec.target}": missing required variables: ${missing
         .map((d) => `${d.name} (${d.declaredBy}${d.description ? `: ${d.description}` : ''})`)
         .join(', ')}. Set them in the server's environment or pass them with the call.`,
-      { missing: missing.map((d) => d.name) },
+      {
+        missing: missing.map((d) => d.name),
+        variables: missing.map((d) => ({ name: d.name, description: d.description, type: d.type, scoped: d.scoped === true })),
+      },
     );
   }
   for (const secret of scope.secretValues()) redactor.add(secret);
@@ -94,7 +107,7 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     (await services.store.createThread({
       prompt: spec.target,
       ...(parent ? { parentId: parent.thread.id } : {}),
-      meta: { arguments: redactor.deep(spec.args) },
+      meta: { ...spec.threadMeta, arguments: redactor.deep(spec.args) },
     }));
   const run: Run = {
     services,
@@ -111,13 +124,17 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     sessionStartSeq: Number.POSITIVE_INFINITY,
     messages: existing ? await services.store.listMessages(thread.id) : [],
     // A sub-prompt with includeChat sees the caller's conversation, as chat only.
-    parentChat: parent && prompt.definition.includeChat ? parent.messages.flatMap(withoutTools) : [],
+    parentChat: parent && !spec.isolated && prompt.definition.includeChat ? parent.messages.flatMap(withoutTools) : [],
     execution: new Execution(spec.signal),
     queue: [],
     context: {},
     tally: { toolCalls: [], steps: 0 },
     finished: false,
+    firstSide: spec.firstSide === 'b' && sides.b ? 'b' : 'a',
+    ...(parent ? { parent } : {}),
+    ...(spec.elicit ?? parent?.elicit ? { elicit: spec.elicit ?? parent?.elicit } : {}),
   };
+  enableOptionalSubagents(run);
 
   try {
     await startThread(run, spec, opened.turn, !existing);
@@ -173,7 +190,11 @@ function variableScope(services: Services, spec: RunSpec, sides: { a: Side; b?: 
   if (parent) {
     const probe = new VariableScope(declared, {});
     const inherited = Object.fromEntries(parent.scope.entries().filter(([name]) => !probe.isScoped(name)));
-    return new VariableScope(declared, { defaults, toolDefaults: toolEnvDefaults(toolset), layers: [agentEnv, fromServer, inherited] });
+    return new VariableScope(declared, {
+      defaults,
+      toolDefaults: toolEnvDefaults(toolset),
+      layers: [agentEnv, fromServer, inherited, Object.fromEntries(stored.map((v) => [v.name, v.value])), spec.variables],
+    });
   }
   return new VariableScope(declared, {
     defaults,
@@ -198,19 +219,12 @@ function valuesToStore(values: Record<string, string>, scope: VariableScope): Va
   return Object.entries(values).map(([name, value]) => ({ name, value, secret: scope.isSecret(name), scoped: scope.isScoped(name) }));
 }
 
-/** Files named by initAttachmentsProperty are copied into the child thread, same paths. */
+/** Files named by initAttachmentsProperty are copied into the child thread's /attachments/ and attached. */
 async function copyAttachments(parent: Run, childThreadId: string, paths: string[]): Promise<ContentPart[]> {
-  const { store } = parent.services;
-  const parts: ContentPart[] = [];
-  for (const path of paths) {
-    const file = await store.readFile(parent.thread.id, path);
-    if (!file) throw new Error(`attachment ${path} does not exist in the calling thread`);
-    const ref = await store.writeFile(childThreadId, file.ref.path, file.data, { mimeType: file.ref.mimeType, name: file.ref.name });
-    parts.push(
-      ref.mimeType.startsWith('image/')
-        ? { type: 'image', path: ref.path, mimeType: ref.mimeType, description: ref.name }
-        : { type: 'file', path: ref.path, mimeType: ref.mimeType, name: ref.name },
-    );
-  }
-  return parts;
+  const refs = await copyFilesAcross(parent.services.store, parent.thread.id, childThreadId, paths);
+  return refs.map((ref): ContentPart =>
+    ref.mimeType.startsWith('image/')
+      ? { type: 'image', path: ref.path, mimeType: ref.mimeType, description: ref.name }
+      : { type: 'file', path: ref.path, mimeType: ref.mimeType, name: ref.name },
+  );
 }

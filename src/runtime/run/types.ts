@@ -37,6 +37,13 @@ export interface Services {
   /** Starts a turn on an idle thread with a queued message (ThreadState.queueMessage). */
   startQueuedTurn(threadId: string, message: NewMessage): void;
   /**
+   * Read-modify-write of a thread's meta, one at a time per thread and from a
+   * fresh read, so runs and subagents writing the same thread lose nothing.
+   */
+  patchThreadMeta(threadId: string, patch: (meta: Record<string, unknown>) => Record<string, unknown>): Promise<ThreadRecord>;
+  /** Aborts sessions that run on their own (non-blocking subagents), by thread id. */
+  detached: Map<string, AbortController>;
+  /**
    * The engine's entry points for modules below it (sub-prompt tools,
    * ThreadState.invokeTool), wired by the runtime so they need not import it.
    */
@@ -120,7 +127,16 @@ export interface Run {
   tally: { toolCalls: ToolCallRecord[]; steps: number };
   /** Set once the session ended: later queueMessage calls start a new turn. */
   finished: boolean;
+  /** The side that takes the first turn (a resumable subagent receiving on side B starts there). */
+  firstSide: 'a' | 'b';
+  /** The run that called this one (a sub-prompt's or subagent's caller). */
+  parent?: Run;
+  /** Asks the person behind the MCP call for values (elicitation), when the client can. */
+  elicit?: Elicit;
 }
+
+/** A form for the person behind the call: text fields, secret ones marked. Resolves with the values, or undefined. */
+export type Elicit = (request: { message: string; fields: Array<{ name: string; description: string; secret: boolean; required: boolean }> }) => Promise<Record<string, string> | undefined>;
 
 /** Work queued through ThreadState, for the side whose tool or hook queued it. */
 export type QueuedItem = { side: 'a' | 'b' } & ({ kind: 'message'; message: NewMessage } | { kind: 'tool'; name: string; args: Record<string, unknown> });

@@ -6,7 +6,7 @@
 import picomatch from 'picomatch';
 import type { DirectoryEntry, FileRecord, GrepMatch } from '../../definitions/types.js';
 import { AgentportError } from '../../errors.js';
-import type { Store } from '../../store/types.js';
+import type { AttachmentRef, Store } from '../../store/types.js';
 
 /** Files larger than this are skipped by grepFiles. */
 const GREP_MAX_BYTES = 2 * 1024 * 1024;
@@ -94,4 +94,38 @@ function directory(path: string): string {
 
 function isText(mimeType: string): boolean {
   return mimeType.startsWith('text/') || /json|xml|yaml|javascript|csv|markdown/.test(mimeType);
+}
+
+/** A path for a new file that does not overwrite one: `name.txt`, else `name-2.txt`, `name-3.txt`... */
+export async function freePath(store: Store, threadId: string, wanted: string): Promise<string> {
+  if (!(await store.readFile(threadId, wanted))) return wanted;
+  const dot = wanted.lastIndexOf('.');
+  const [stem, ext] = dot > wanted.lastIndexOf('/') ? [wanted.slice(0, dot), wanted.slice(dot)] : [wanted, ''];
+  for (let n = 2; ; n++) {
+    const candidate = `${stem}-${n}${ext}`;
+    if (!(await store.readFile(threadId, candidate))) return candidate;
+  }
+}
+
+/**
+ * Copies files of one thread into another's `/attachments/`, under their own
+ * names (made unique), and returns the new references: paths valid in the
+ * receiving thread. A path the sending thread does not have, or one that
+ * leaves its files (`..`), is refused.
+ */
+export async function copyFilesAcross(store: Store, fromThread: string, toThread: string, paths: readonly string[]): Promise<AttachmentRef[]> {
+  const copied: AttachmentRef[] = [];
+  for (const path of paths) {
+    const file = await store.readFile(fromThread, path);
+    if (!file) throw new AgentportError('INVALID_PATH', `${path} is not a file of the sending thread`);
+    const target = await freePath(store, toThread, `/attachments/${file.ref.name || path.split('/').pop() || 'file'}`);
+    copied.push(
+      await store.writeFile(toThread, target, file.data, {
+        mimeType: file.ref.mimeType,
+        name: target.split('/').pop()!,
+        ...(file.ref.description ? { description: file.ref.description } : {}),
+      }),
+    );
+  }
+  return copied;
 }

@@ -12,13 +12,18 @@ import type {
   NewThreadMessage,
   PromptDefinition,
   ThreadMessage,
+  SubagentRegistryEntry,
   ThreadState,
+  ThreadView,
   ToolResult,
 } from '../../definitions/types.js';
 import { AgentportError } from '../../errors.js';
+import { queueOnThread } from '../loop/queue.js';
 import { storeMessage } from '../loop/storeMessage.js';
 import type { Run, Side } from '../run/types.js';
 import type { OfferedTool } from '../tools/toolset.js';
+import { deliverToParent } from '../subagents/delivery.js';
+import { childRecords, entryOf, findChild, markTerminated, subagentMetaOf, threadView } from '../subagents/registry.js';
 import { ThreadFiles } from './files.js';
 import type { Execution } from './execution.js';
 
@@ -95,10 +100,9 @@ class RunThreadState implements ThreadState {
   }
 
   async queueMessage(message: NewThreadMessage): Promise<void> {
-    // The run this state belongs to, or the one now running on the thread, takes it; an idle thread starts a turn.
-    const active = this.run.finished ? this.run.services.activeRuns.get(this.threadId) : this.run;
-    if (active && !active.finished) active.queue.push({ side: active === this.run ? this.side.key : 'a', kind: 'message', message });
-    else this.run.services.startQueuedTurn(this.threadId, message);
+    // The running turn takes it; once it is over, the thread's next (or a new) turn does.
+    if (this.run.finished) queueOnThread(this.run.services, this.threadId, message);
+    else this.run.queue.push({ side: this.side.key, kind: 'message', message });
   }
 
   async updateMessage(id: string, updates: MessageUpdate): Promise<ThreadMessage> {
@@ -146,11 +150,13 @@ class RunThreadState implements ThreadState {
   }
 
   async setValue(key: string, value: unknown): Promise<void> {
-    const values = { ...this.values() };
-    if (value === null || value === undefined) delete values[key];
-    else values[key] = JSON.parse(JSON.stringify(value)) as unknown;
-    const { store } = this.run.services;
-    this.run.thread = await store.updateThread(this.threadId, { meta: { ...this.run.thread.meta, [VALUES_META]: values } });
+    const json = value === null || value === undefined ? undefined : (JSON.parse(JSON.stringify(value)) as unknown);
+    this.run.thread = await this.run.services.patchThreadMeta(this.threadId, (meta) => {
+      const values = { ...(meta[VALUES_META] as Record<string, unknown> | undefined) };
+      if (json === undefined) delete values[key];
+      else values[key] = json;
+      return { ...meta, [VALUES_META]: values };
+    });
   }
 
   // -- tools
@@ -215,12 +221,37 @@ class RunThreadState implements ThreadState {
     return this.files().grep(pattern, options);
   }
 
+  // -- subagents
+  get children(): SubagentRegistryEntry[] {
+    return childRecords(this.run.thread.meta).map((record) => entryOf(this.run.services, record));
+  }
+
+  async getChildThread(reference: string): Promise<ThreadView | undefined> {
+    const record = findChild(this.run.thread.meta, reference);
+    return record ? threadView(this.run.services, record.reference, record.name) : undefined;
+  }
+
+  async getParentThread(): Promise<ThreadView | undefined> {
+    const parentId = this.run.thread.parentId;
+    return parentId ? threadView(this.run.services, parentId) : undefined;
+  }
+
+  async notifyParent(content: string, options: { replyExpected?: boolean; attachments?: string[] } = {}): Promise<void> {
+    if (typeof content !== 'string') throw new AgentportError('INVALID_ARGUMENTS', 'notifyParent: content must be a string');
+    if (!this.run.thread.parentId) throw new AgentportError('INVALID_ARGUMENTS', 'notifyParent: this thread has no parent');
+    await deliverToParent(this.run.services, this.run.thread, this.run.redactor.text(content), {
+      replyExpected: options.replyExpected === true,
+      ...(options.attachments ? { attachments: options.attachments } : {}),
+    });
+  }
+
   // -- execution
   async terminate(): Promise<void> {
-    const { execution, services } = this.run;
+    const { execution, services, thread } = this.run;
     execution.stop();
     execution.terminated = true;
-    this.run.thread = await services.store.updateThread(this.threadId, { meta: { ...this.run.thread.meta, [TERMINATED_META]: new Date().toISOString() } });
+    this.run.thread = await services.patchThreadMeta(this.threadId, (meta) => ({ ...meta, [TERMINATED_META]: new Date().toISOString() }));
+    if (thread.parentId && subagentMetaOf(thread)) await markTerminated(services, thread.parentId, thread.id);
   }
 
   private files(): ThreadFiles {

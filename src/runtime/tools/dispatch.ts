@@ -4,13 +4,14 @@
  * tools. Used for the model's tool calls and for ThreadState.invokeTool.
  */
 import type { ThreadState, ToolResult } from '../../definitions/types.js';
-import { errorMessage } from '../../errors.js';
+import { errorMessage, hasCode } from '../../errors.js';
 import { TOOL_SEARCH_NAME } from '../../search/toolSearchTool.js';
 import type { AttachmentRef } from '../../store/types.js';
 import type { ControlRole, Run, Side } from '../run/types.js';
 import { argumentsOrEmpty, parseArguments } from './arguments.js';
 import { executeFunctionTool, type ExecutedTool } from './functionTool.js';
 import { runSubprompt } from './subprompt.js';
+import { runLifecycleTool, runSubagentTool } from '../subagents/lifecycle.js';
 import { withLoadedTools } from './deferredTools.js';
 import type { OfferedControlTool } from './toolset.js';
 
@@ -19,9 +20,7 @@ export async function runTool(run: Run, side: Side, name: string, argumentText: 
   const none: AttachmentRef[] = [];
   if (!tool && side.deferred.active && name === TOOL_SEARCH_NAME) {
     const searched = await side.deferred.search(argumentText);
-    if (searched.found.length) {
-      run.thread = await run.services.store.updateThread(run.thread.id, { meta: withLoadedTools(run.thread.meta, side.deferred) });
-    }
+    if (searched.found.length) run.thread = await run.services.patchThreadMeta(run.thread.id, (meta) => withLoadedTools(meta, side.deferred));
     return { result: searched.result, args: argumentsOrEmpty(argumentText), attachments: none };
   }
   if (!tool) {
@@ -45,6 +44,19 @@ export async function runTool(run: Run, side: Side, name: string, argumentText: 
       return { result: await runSubprompt(run, tool, argumentText), args: argumentsOrEmpty(argumentText), attachments: none };
     case 'control':
       return { ...runControlTool(tool, argumentText), attachments: none };
+    case 'subagent':
+    case 'lifecycle': {
+      let result: ToolResult;
+      try {
+        result = tool.kind === 'subagent' ? await runSubagentTool(run, side, tool, argumentText) : await runLifecycleTool(run, side, tool, argumentText);
+      } catch (error) {
+        if (hasCode(error, 'CANCELLED')) throw error;
+        result = { status: 'error', error: errorMessage(error) };
+      }
+      // Files a subagent handed over are already in this thread: they link to the result message.
+      const { attachments, ...rest } = result;
+      return { result: rest, args: argumentsOrEmpty(argumentText), attachments: (attachments ?? []).filter((a): a is AttachmentRef => 'path' in a && 'id' in a) };
+    }
   }
 }
 

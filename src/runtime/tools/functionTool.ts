@@ -11,6 +11,7 @@ import { isZodObject } from '../../definitions/zodShape.js';
 import type { Store } from '../../store/types.js';
 import type { ThreadState } from '../../definitions/types.js';
 import { parseArguments } from './arguments.js';
+import { freePath } from '../state/files.js';
 import type { OfferedFunctionTool } from './toolset.js';
 
 export interface ExecutedTool {
@@ -145,14 +146,4 @@ async function storeAttachments(
     }
   }
   return { refs, errors };
-}
-
-async function freePath(store: Store, threadId: string, wanted: string): Promise<string> {
-  if (!(await store.readFile(threadId, wanted))) return wanted;
-  const dot = wanted.lastIndexOf('.');
-  const [stem, ext] = dot > wanted.lastIndexOf('/') ? [wanted.slice(0, dot), wanted.slice(dot)] : [wanted, ''];
-  for (let n = 2; ; n++) {
-    const candidate = `${stem}-${n}${ext}`;
-    if (!(await store.readFile(threadId, candidate))) return candidate;
-  }
 }

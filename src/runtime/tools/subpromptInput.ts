@@ -6,7 +6,7 @@
 import { describeZodIssues } from '../../definitions/issues.js';
 import { AgentportError, errorMessage } from '../../errors.js';
 import { parseArguments } from './arguments.js';
-import type { OfferedSubprompt } from './toolset.js';
+import type { LoadedPrompt } from '../../registry/types.js';
 
 export interface SubpromptInput {
   args: Record<string, unknown>;
@@ -14,7 +14,13 @@ export interface SubpromptInput {
   attachmentPaths: string[];
 }
 
-export function subpromptInput(tool: OfferedSubprompt, argumentText: string): SubpromptInput {
+/** How a called prompt (or subagent) takes its first message and files from the arguments. */
+export interface InputMapping {
+  initUserMessageProperty?: string | undefined;
+  initAttachmentsProperty?: string | undefined;
+}
+
+export function subpromptInput(tool: { name: string; prompt: LoadedPrompt; config: InputMapping }, argumentText: string): SubpromptInput {
   const invalid = (why: string) => new AgentportError('INVALID_ARGUMENTS', `Invalid arguments for ${tool.name}: ${why}`);
   let args: Record<string, unknown>;
   try {

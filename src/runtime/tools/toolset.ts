@@ -5,7 +5,7 @@
  * converted once per prompt.
  */
 import { messageInputSchema, toJsonSchema, toolArgsSchema, type JsonSchema } from '../../definitions/jsonSchema.js';
-import type { AgentDefinition, PromptDefinition, SubpromptConfig, ToolReference } from '../../definitions/types.js';
+import type { AgentDefinition, PromptDefinition, SubagentToolConfig, SubpromptConfig, ToolReference } from '../../definitions/types.js';
 import { AgentportError } from '../../errors.js';
 import type { AnyToolDefinition, Entry, LoadedPrompt, Registry } from '../../registry/types.js';
 import type { ControlBinding, Services } from '../run/types.js';
@@ -43,10 +43,40 @@ export interface OfferedControlTool extends OfferedBase {
   binding: ControlBinding;
 }
 
-export type OfferedTool = OfferedFunctionTool | OfferedSubprompt | OfferedControlTool;
+/** A dual_ai agent used as a subagent (see src/runtime/subagents/). */
+export interface SubagentSpec {
+  agent: Entry<AgentDefinition>;
+  config: SubagentToolConfig;
+  blocking: boolean;
+  resumable: false | { receives: 'side_a' | 'side_b'; maxInstances?: number };
+  parentCommunication: 'implicit' | 'explicit';
+  /** The prompt of the side that receives messages from the parent (side A unless resumable.receives is side_b). */
+  receiving: LoadedPrompt;
+  /** The subagent exists for a run only when this variable is true, 1 or yes. */
+  optional?: string;
+}
+
+/** A non-resumable subagent: one tool call, one child session. */
+export interface OfferedSubagent extends OfferedBase {
+  kind: 'subagent';
+  spec: SubagentSpec;
+}
+
+/** `subagent_create` / `subagent_message`, offered instead of resumable subagents' own tools. */
+export interface OfferedLifecycleTool extends OfferedBase {
+  kind: 'lifecycle';
+  action: 'create' | 'message';
+  subagents: SubagentSpec[];
+}
+
+export type OfferedTool = OfferedFunctionTool | OfferedSubprompt | OfferedControlTool | OfferedSubagent | OfferedLifecycleTool;
+
+export const SUBAGENT_CREATE = 'subagent_create';
+export const SUBAGENT_MESSAGE = 'subagent_message';
 
 export function buildToolset(registry: Registry, prompt: PromptDefinition, extra: readonly ToolReference[] = []): OfferedTool[] {
   const offered: OfferedTool[] = [];
+  const resumable: SubagentSpec[] = [];
   for (const reference of [...(prompt.tools ?? []), ...extra]) {
     const config = normalize(reference);
     if (offered.some((tool) => tool.name === config.name)) continue;
@@ -68,6 +98,12 @@ export function buildToolset(registry: Registry, prompt: PromptDefinition, extra
       continue;
     }
     const agent = registry.agents.get(config.name);
+    if (agent?.definition.type === 'dual_ai') {
+      const spec = subagentSpec(registry, agent, config);
+      if (spec) resumable.push(spec);
+      else offered.push(subagentTool(registry, agent, config as SubagentToolConfig));
+      continue;
+    }
     const target = registry.prompts.get(agent ? agent.definition.sideA.prompt : config.name);
     // The registry reports unknown names at load time; names rendered per call are checked by the caller.
     if (!target) continue;
@@ -86,6 +122,7 @@ export function buildToolset(registry: Registry, prompt: PromptDefinition, extra
       config,
     });
   }
+  if (resumable.length) offered.push(...lifecycleTools(resumable));
   return offered;
 }
 
@@ -104,3 +141,83 @@ export function toolsetForTurn(services: Pick<Services, 'registry' | 'toolsetFor
   return buildToolset(registry, prompt.definition, extra);
 }
 
+
+/** The spec of a dual_ai agent used as a subagent; returned only when it is resumable (else undefined). */
+function subagentSpec(registry: Registry, agent: Entry<AgentDefinition>, config: SubagentToolConfig): SubagentSpec | undefined {
+  return config.resumable ? specOf(registry, agent, config) : undefined;
+}
+
+function specOf(registry: Registry, agent: Entry<AgentDefinition>, config: SubagentToolConfig): SubagentSpec {
+  const resumable = config.resumable ? { receives: config.resumable.receives_messages, ...(config.resumable.maxInstances !== undefined ? { maxInstances: config.resumable.maxInstances } : {}) } : false;
+  const receivingPrompt = resumable && resumable.receives === 'side_b' ? agent.definition.sideB?.prompt : agent.definition.sideA.prompt;
+  return {
+    agent,
+    config,
+    blocking: config.blocking ?? true,
+    resumable,
+    parentCommunication: (config.resumable && config.resumable.parentCommunication) || 'implicit',
+    receiving: registry.prompts.get(receivingPrompt ?? agent.definition.sideA.prompt)!,
+    ...(config.optional ? { optional: config.optional } : {}),
+  };
+}
+
+function subagentTool(registry: Registry, agent: Entry<AgentDefinition>, config: SubagentToolConfig): OfferedSubagent {
+  const spec = specOf(registry, agent, config);
+  const schema = spec.receiving.definition.requiredSchema;
+  return {
+    kind: 'subagent',
+    name: agent.name,
+    description: agent.definition.toolDescription ?? spec.receiving.definition.toolDescription,
+    parameters: schema ? toJsonSchema(schema) : messageInputSchema(),
+    env: config.env ?? {},
+    options: {},
+    defer: agent.definition.defer === true,
+    alwaysLoad: agent.definition.alwaysLoad === true,
+    spec,
+  };
+}
+
+/** subagent_create and subagent_message for a prompt's resumable subagents. */
+function lifecycleTools(specs: SubagentSpec[]): OfferedLifecycleTool[] {
+  const one = specs.length === 1 ? specs[0] : undefined;
+  const argumentsSchema = (spec: SubagentSpec) => {
+    const schema = spec.receiving.definition.requiredSchema;
+    return schema ? toJsonSchema(schema) : messageInputSchema();
+  };
+  const listing = specs.map((spec) => `- ${spec.agent.name}: ${spec.agent.definition.toolDescription ?? ''}`).join('\n');
+  const createProperties: Record<string, unknown> = {
+    ...(one ? {} : { subagent: { type: 'string', enum: specs.map((spec) => spec.agent.name), description: 'Which subagent to start.' } }),
+    name: { type: 'string', minLength: 1, description: 'A name for this instance; use it to send it messages later.' },
+    arguments: one
+      ? { ...argumentsSchema(one), description: 'What the new instance starts with.' }
+      : { type: 'object', description: `What the new instance starts with, shaped as the chosen subagent takes it:\n${specs.map((spec) => `${spec.agent.name}: ${JSON.stringify(argumentsSchema(spec))}`).join('\n')}` },
+  };
+  const base = { env: {}, options: {}, defer: false, alwaysLoad: true, subagents: specs };
+  return [
+    {
+      ...base,
+      kind: 'lifecycle',
+      action: 'create',
+      name: SUBAGENT_CREATE,
+      description: `Start a new instance of a subagent that keeps running in its own thread and can be messaged later.\n${listing}`,
+      parameters: { type: 'object', properties: createProperties, required: [...(one ? [] : ['subagent']), 'name', 'arguments'], additionalProperties: false },
+    },
+    {
+      ...base,
+      kind: 'lifecycle',
+      action: 'message',
+      name: SUBAGENT_MESSAGE,
+      description: 'Send a message to a subagent instance started with subagent_create (by its name or reference). A busy instance gets it when it is free.',
+      parameters: {
+        type: 'object',
+        properties: {
+          to: { type: 'string', description: 'The instance name or reference.' },
+          message: { type: 'string', description: 'The message.' },
+          attachments: { type: 'array', items: { type: 'string' }, description: 'Paths of your files to hand over (/attachments/...).' },
+        },
+        required: ['to', 'message'],
+        additionalProperties: false,
+      },
+    },
+  ];
+}

@@ -1,0 +1,63 @@
+/**
+ * `immediate` subagents start when their prompt becomes active, before its
+ * first model step, once per parent thread. `immediate: { nameEnv,
+ * descriptionEnv, scopedEnv }` takes the instance's name and description
+ * from those variables and copies the variables named in `scopedEnv` into the
+ * child's thread (values that only its tools see). A resumable instance then
+ * waits for messages; any other starts a session with the parent's opening
+ * message, blocking ones finishing (their result stored in the parent's
+ * thread) before the parent's first step.
+ */
+import { textOf } from '../../models/wire.js';
+import { storeMessage } from '../loop/storeMessage.js';
+import type { Run, Side } from '../run/types.js';
+import { threadState } from '../state/threadState.js';
+import type { OfferedTool, SubagentSpec } from '../tools/toolset.js';
+import { startInstance } from './lifecycle.js';
+import { childRecords } from './registry.js';
+
+export async function startImmediateSubagents(run: Run): Promise<void> {
+  for (const side of [run.sides.a, run.sides.b]) {
+    if (!side) continue;
+    for (const spec of side.toolset.flatMap(specsOf)) {
+      if (!spec.config.immediate) continue;
+      if (childRecords(run.thread.meta).some((r) => r.agent === spec.agent.name && r.immediate)) continue;
+      await startOne(run, side, spec);
+    }
+  }
+}
+
+async function startOne(run: Run, side: Side, spec: SubagentSpec): Promise<void> {
+  const options = typeof spec.config.immediate === 'object' ? spec.config.immediate : {};
+  const value = (name: string | undefined) => (name ? run.scope.get(name) ?? run.services.env[name] : undefined);
+  const values: Record<string, string> = {};
+  for (const name of options.scopedEnv ?? []) {
+    const v = value(name);
+    if (v !== undefined) values[name] = v;
+  }
+  const opening = run.messages.find((m) => m.seq >= run.sessionStartSeq && m.role === 'user');
+  const result = await startInstance(run, side, {
+    spec,
+    name: value(options.nameEnv) ?? spec.agent.name,
+    description: value(options.descriptionEnv) ?? spec.agent.definition.toolDescription ?? '',
+    args: run.args,
+    ...(spec.resumable ? {} : { message: opening ? textOf(opening.content) : '' }),
+    values,
+    blocking: spec.blocking,
+    immediate: true,
+  });
+  // What a blocking start returned (or why it could not start) is the parent's to read at its first step.
+  if (spec.blocking && !spec.resumable) {
+    await storeMessage(run, side, threadState(run, side), {
+      role: 'user',
+      content: `The subagent ${spec.agent.name} ran first. ${result.status === 'success' ? `Its result:\n${result.result ?? ''}` : `It failed: ${result.error ?? ''}`}`,
+      meta: { immediate: spec.agent.name },
+    });
+  } else if (result.status === 'error') {
+    await storeMessage(run, side, threadState(run, side), { role: 'user', content: `The subagent ${spec.agent.name} could not start: ${result.error ?? ''}`, meta: { immediate: spec.agent.name } });
+  }
+}
+
+function specsOf(tool: OfferedTool): SubagentSpec[] {
+  return tool.kind === 'subagent' ? [tool.spec] : tool.kind === 'lifecycle' ? tool.subagents : [];
+}
