@@ -149,6 +149,27 @@ describe('the four invocation modes', () => {
   });
 });
 
+describe('the registry of children', () => {
+  it('[SA-2] lists instances in state.children, opens them with getChildThread, and fires after_subagent_created on the parent', async () => {
+    const created: unknown[] = ((globalThis as { __childrenCreated?: unknown[] }).__childrenCreated ??= []);
+    created.length = 0;
+    h.model.reply(
+      { toolCalls: [{ name: 'subagent_create', arguments: { name: 'alpha', arguments: { topic: 't' } } }] },
+      { toolCalls: [{ name: 'deliver', arguments: { summary: 'ok' } }] },
+      { toolCalls: [{ id: 'list', name: 'list_children', arguments: {} }] },
+      { text: 'listed' },
+    );
+    const result = await h.call('lead_inspect', { message: 'go' });
+    expect(JSON.parse(lastToolResult(h.sent()[3]!))).toEqual({
+      children: [{ name: 'alpha', agent: 'researcher', status: 'idle', resumable: true, blocking: true, parentCommunication: 'implicit' }],
+      firstMessages: 3,
+      firstAgent: 'researcher',
+      parent: null,
+    });
+    expect(created).toEqual([{ parent: threadIdOf(result), name: 'alpha', agent: 'researcher', resumable: true, blocking: true }]);
+  });
+});
+
 describe('parent communication', () => {
   it('[SA-2] explicit: only notifyParent reaches the parent, saying whether a reply is expected', async () => {
     h.model.replyToSystem(
