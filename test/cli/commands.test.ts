@@ -27,7 +27,7 @@ describe('agentport list', () => {
     const { code, stdout } = await agentport(['list', '--json', '--dir', EXAMPLE_AGENTS]);
     expect(code).toBe(0);
     const { tools } = JSON.parse(stdout) as { tools: Array<{ name: string; inputSchema: Record<string, unknown> }> };
-    expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'faq', 'summarize', 'support', 'triage_ticket']);
+    expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket']);
     for (const tool of tools) {
       expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
       expect(tool.inputSchema.type).toBe('object');
@@ -46,7 +46,7 @@ describe('agentport doctor', () => {
     const { code, stdout } = await agentport(['doctor', '--dir', EXAMPLE_AGENTS]);
     expect(code).toBe(0);
     expect(stdout).toContain('OPENAI_API_KEY is not set');
-    expect(stdout).toMatch(/ok: 7 prompt\(s\), 2 tool\(s\), 1 model\(s\), 0 hook\(s\), 1 agent\(s\)/);
+    expect(stdout).toMatch(/ok: 10 prompt\(s\), 2 tool\(s\), 1 model\(s\), 0 hook\(s\), 2 agent\(s\)/);
   });
 
   it('prints every problem and exits non-zero', async () => {

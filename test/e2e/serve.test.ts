@@ -56,7 +56,7 @@ describe.each(transports)('over %s', (transportName, connect) => {
 
     it('[MC-4] lists the exposed prompts in a deterministic order with 2020-12 object schemas', async () => {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'faq', 'summarize', 'support', 'triage_ticket']);
+      expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket']);
       const ajv = new Ajv2020({ strict: false });
       for (const tool of tools) {
         expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
@@ -167,6 +167,34 @@ describe.each(transports)('over %s', (transportName, connect) => {
       const ok = await client.callTool({ name: 'summarize', arguments: { message: 'hello again' } });
       expect(ok.content).toEqual([{ type: 'text', text: 'still here' }]);
     });
+  });
+});
+
+describe('the editor_in_chief example (subagents) over HTTP', () => {
+  it('[SA-2] [SA-1] offers subagent_create/subagent_message for fact_finder and copy_desk as a non-blocking call', async () => {
+    const client = await connectHttp('modern', http.url);
+    try {
+      model.replyToSystem(
+        'You run a small product page team.',
+        { toolCalls: [{ name: 'subagent_create', arguments: { name: 'mugs', arguments: { question: 'Is stoneware dishwasher safe?' } } }] },
+        { toolCalls: [{ name: 'copy_desk', arguments: { product: 'a stoneware mug' } }] },
+        { text: 'Facts checked; copy commissioned.' },
+        { text: 'The copy arrived.' },
+      );
+      model.replyToSystem('Answer the question in the request', { toolCalls: [{ name: 'report', arguments: { answer: 'Usually, yes.' } }] });
+      model.replyToSystem('You write short product copy', { toolCalls: [{ name: 'publish', arguments: { copy: 'A mug for slow mornings.' } }] });
+      const before = model.requests.length;
+      const result = await client.callTool({ name: 'editor_in_chief', arguments: { message: 'Plan the mug page' } });
+      expect(textOf(result)).toBe('Facts checked; copy commissioned.');
+      const first = model.requests[before]!.body;
+      expect((first.tools ?? []).map((t) => t.function.name).sort()).toEqual(['copy_desk', 'subagent_create', 'subagent_message']);
+      // The copy desk finishes on its own and its copy wakes the editor's thread.
+      await expect.poll(() => model.remaining, { timeout: 10_000 }).toBe(0);
+      const wake = model.requests.at(-1)!.body;
+      expect(String(wake.messages.at(-1)!.content)).toContain('A mug for slow mornings.');
+    } finally {
+      await client.close();
+    }
   });
 });
 
