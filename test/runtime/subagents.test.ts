@@ -214,6 +214,22 @@ describe('immediate and optional subagents', () => {
     expect(h.sent().map(systemOf)).toEqual(['Research writer.', 'Lead immediate.', 'Lead immediate.']);
   });
 
+  it('[SA-3] [TL-11] immediate { nameEnv, descriptionEnv, scopedEnv }: names the instance and gives it the scoped values, never shown to a model', async () => {
+    h.model.replyToSystem(
+      'Lead immediate scoped.',
+      { toolCalls: [{ name: 'subagent_message', arguments: { to: 'vault', message: 'use your key' } }] },
+      { text: 'The vault used its key.' },
+    );
+    h.model.replyToSystem('Keyed.', { toolCalls: [{ name: 'use_key', arguments: {} }] }, { toolCalls: [{ name: 'done', arguments: { message: 'done with the key' } }] });
+    const result = await h.call('lead_immediate_scoped', { message: 'go' }, { 'agentport/variables': { KEYED_NAME: 'vault', KEYED_ROLE: 'Keeps the key', SERVICE_KEY: 'sk-immediate-scope-31' } });
+    expect(textOf(result)).toBe('The vault used its key.');
+    const child = (await h.agentport.runtime.store.listThreads()).find((t) => t.parentId === threadIdOf(result))!;
+    expect((await messagesOf(child.id)).find((m) => m.role === 'tool')?.content).toBe('key ends with 31');
+    const parent = await h.agentport.runtime.store.getThread(threadIdOf(result));
+    expect((parent!.meta!.children as Array<{ name: string; description: string; immediate: boolean }>)[0]).toMatchObject({ name: 'vault', description: 'Keeps the key', immediate: true });
+    expect(JSON.stringify(h.model.requests.map((r) => r.body))).not.toContain('sk-immediate-scope-31');
+  });
+
   it.each([
     ['true', true],
     ['1', true],

@@ -215,8 +215,14 @@ async function systemMessageHooks(side: Side, state: ThreadState): Promise<Model
   return out;
 }
 
+/** Values nobody declared are kept as secrets, like new keys set with setEnv: their nature is unknown. */
 function valuesToStore(values: Record<string, string>, scope: VariableScope): VariableValue[] {
-  return Object.entries(values).map(([name, value]) => ({ name, value, secret: scope.isSecret(name), scoped: scope.isScoped(name) }));
+  return Object.entries(values).map(([name, value]) => ({
+    name,
+    value,
+    secret: scope.isSecret(name) || !scope.declared.some((d) => d.name === name),
+    scoped: scope.isScoped(name),
+  }));
 }
 
 /** Files named by initAttachmentsProperty are copied into the child thread's /attachments/ and attached. */
