@@ -13,10 +13,16 @@ const secrets = new Set<string>();
 const REDACTED = '[redacted secret]';
 
 export function hideInLogs(value: string): void {
-  secrets.add(value);
+  for (const form of secretForms(value)) secrets.add(form);
 }
 
-function redact(line: string): string {
+/** A secret as it may appear in output: as it is, JSON-escaped, and URL-encoded. */
+export function secretForms(value: string): string[] {
+  return [...new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)])];
+}
+
+/** A line with every secret seen in this process replaced. */
+export function redact(line: string): string {
   let out = line;
   for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   return out;

@@ -26,12 +26,21 @@ export class OpenAICompatibleProvider implements ModelProvider {
     // The request is already in Chat Completions shape; the SDK's types are
     // stricter than what OpenAI-compatible servers accept, hence the cast.
     const body = { ...request, stream: false } as unknown as Parameters<OpenAIClient['chat']['completions']['create']>[0];
-    const completion = (await client.chat.completions.create(body, signal ? { signal } : {})) as import('openai').OpenAI.ChatCompletion;
-    if (!Array.isArray(completion?.choices) || completion.choices.length === 0) {
-      throw new Error('the server answered without any choices (is baseURL an OpenAI-compatible API?)');
+    let completion: import('openai').OpenAI.ChatCompletion;
+    try {
+      completion = (await client.chat.completions.create(body, signal ? { signal } : {})) as import('openai').OpenAI.ChatCompletion;
+    } catch (error) {
+      // The SDK's connection and timeout errors are all named "Error": mark them for callModel's retries.
+      const { APIConnectionError } = await import('openai');
+      if (error instanceof APIConnectionError || error instanceof SyntaxError) throw Object.assign(error, { retryable: true });
+      throw error;
+    }
+    if (typeof completion !== 'object' || completion === null || !Array.isArray(completion.choices) || completion.choices.length === 0) {
+      throw malformed('the server answered without any choices (is baseURL an OpenAI-compatible API?)');
     }
     const choice = completion.choices[0];
     const message = choice?.message;
+    if (typeof message !== 'object' || message === null) throw malformed('the server answered with a choice that has no message');
     const toolCalls: ModelToolCall[] = [];
     for (const call of message?.tool_calls ?? []) {
       if (call.type === 'function') {
@@ -67,4 +76,9 @@ export class OpenAICompatibleProvider implements ModelProvider {
     );
     return this.client;
   }
+}
+
+/** An answer that is not a usable completion: retried like a server error, since it usually is one. */
+function malformed(message: string): Error {
+  return Object.assign(new Error(message), { retryable: true });
 }

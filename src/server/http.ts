@@ -31,12 +31,22 @@ export interface RunningHttpServer {
 }
 
 
+/** An IPv4 address in its usual form (`127.1` is `127.0.0.1`, as clients will send it in Host). */
+export function canonicalHost(host: string): string {
+  if (host.includes(':') || host.startsWith('[')) return host;
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return host;
+  }
+}
+
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 export async function startHttp(agentport: AgentportServer, options: HttpOptions = {}): Promise<RunningHttpServer> {
-  const host = options.host ?? DEFAULT_HOST;
+  const host = canonicalHost(options.host ?? DEFAULT_HOST);
   const port = options.port ?? DEFAULT_PORT;
   const loopback = isLoopback(host);
   if (!loopback && !options.token) {

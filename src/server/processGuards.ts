@@ -2,17 +2,45 @@
  * Guards for a long-running server process that runs user code (agents/
  * definitions, tools, hooks) in-process.
  */
-import { log } from '../log.js';
+import { Writable } from 'node:stream';
+import { format } from 'node:util';
+import { log, redact } from '../log.js';
 
 /**
- * On stdio, stdout is the JSON-RPC channel: a stray `console.log` in a tool or
- * a library would corrupt it. Console output is sent to stderr instead.
+ * Console output of user code goes to stderr, through the secret redactor,
+ * on either transport: a tool that logs a secret it read does not leak it.
  */
-export function keepStdoutForProtocol(): void {
-  const toStderr = (...args: unknown[]) => console.error(...args);
+export function redactConsole(): void {
+  const toStderr = (...args: unknown[]) => {
+    process.stderr.write(`${redact(format(...args))}\n`);
+  };
   console.log = toStderr;
   console.info = toStderr;
   console.debug = toStderr;
+  console.warn = toStderr;
+  console.error = toStderr;
+}
+
+/**
+ * On stdio, stdout is the JSON-RPC channel: whatever else writes to it (a
+ * `process.stdout.write` in a tool or a library) goes to stderr, redacted.
+ * Returns the stream the protocol itself writes to.
+ */
+export function keepStdoutForProtocol(): Writable {
+  const stdout = process.stdout;
+  const protocolWrite = stdout.write.bind(stdout);
+  const protocol = new Writable({
+    write(chunk: Buffer | string, encoding: BufferEncoding, callback: (error?: Error | null) => void) {
+      protocolWrite(chunk, encoding, callback);
+    },
+  });
+  protocol.on('error', () => {});
+  stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    const callback = rest.find((arg): arg is () => void => typeof arg === 'function');
+    return process.stderr.write(redact(text), callback);
+  }) as typeof stdout.write;
+  return protocol;
 }
 
 /**

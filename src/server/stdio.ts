@@ -1,13 +1,36 @@
 /**
  * stdio transport: what Claude Desktop and Claude Code launch. Only JSON-RPC
- * reaches stdout; the process ends when the host closes stdin.
+ * reaches stdout; the process ends when the host closes stdin. A message
+ * over the size limit is refused with a JSON-RPC error, never ending the
+ * connection.
  */
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import type { Writable } from 'node:stream';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { AgentportServer } from './createServer.js';
 import { log } from '../log.js';
+import { MessageSizeGuard } from './messageSizeGuard.js';
 
-export function startStdio(server: AgentportServer): void {
-  const handle = serveStdio(server.factory, { onerror: (error) => log.error(error.message) });
+export const DEFAULT_MAX_MESSAGE_MB = 64;
+
+export interface StdioOptions {
+  /** Largest accepted message, in MiB. */
+  maxMessageMb?: number;
+  /** Where JSON-RPC goes (the real stdout, when process.stdout itself is redirected). */
+  output?: Writable;
+}
+
+export function startStdio(server: AgentportServer, options: StdioOptions = {}): void {
+  const limit = Math.round((options.maxMessageMb ?? DEFAULT_MAX_MESSAGE_MB) * 1024 * 1024);
+  const output = options.output ?? process.stdout;
+  const guard = new MessageSizeGuard(limit, ({ id, bytes }) => {
+    const message = `message of ${(bytes / 1024 / 1024).toFixed(1)} MiB refused: the limit is ${options.maxMessageMb ?? DEFAULT_MAX_MESSAGE_MB} MiB (--max-message-mb)`;
+    log.warn(message);
+    if (id !== undefined) output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message } })}\n`);
+  });
+  process.stdin.pipe(guard);
+  // Lines reaching the transport are within the limit; its own buffer limit must not be the smaller one.
+  const transport = new StdioServerTransport(guard, output, { maxBufferSize: limit + 1024 * 1024 });
+  const handle = serveStdio(server.factory, { transport, onerror: (error) => log.error(error.message) });
   if (process.stdin.isTTY) {
     log.info('waiting for an MCP client on stdin: hosts such as Claude Desktop launch this command themselves.');
     log.info('To try it by hand: npx @modelcontextprotocol/inspector --cli --config mcp.json --server agentport --method tools/list');

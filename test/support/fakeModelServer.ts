@@ -15,7 +15,9 @@ export interface ScriptedToolCall {
 export type ScriptedReply =
   | { text: string; toolCalls?: ScriptedToolCall[]; reasoning?: string; delayMs?: number }
   | { toolCalls: ScriptedToolCall[]; text?: null; delayMs?: number }
-  | { status: number; error: string; delayMs?: number };
+  | { status: number; error: string; delayMs?: number }
+  /** A body sent as it is (malformed answers), with status 200 unless given. */
+  | { raw: string; status?: number; delayMs?: number };
 
 export interface RecordedRequest {
   path: string;
@@ -91,6 +93,11 @@ export class FakeModelServer {
           return;
         }
         const send = () => {
+          if ('raw' in next) {
+            res.writeHead(next.status ?? 200, { 'content-type': 'application/json' });
+            res.end(next.raw);
+            return;
+          }
           if ('status' in next) {
             res.writeHead(next.status, { 'content-type': 'application/json' });
             res.end(JSON.stringify({ error: { message: next.error, type: 'scripted' } }));
@@ -116,7 +123,7 @@ export class FakeModelServer {
   }
 }
 
-function completion(model: string, reply: Exclude<ScriptedReply, { status: number }>, n: number) {
+function completion(model: string, reply: Exclude<ScriptedReply, { status: number } | { raw: string }>, n: number) {
   const toolCalls = reply.toolCalls?.map((call, i) => ({
     id: call.id ?? `call_${n}_${i}`,
     type: 'function',

@@ -10,6 +10,7 @@ interface ServeOptions extends DirOptions {
   port?: string;
   allowedHost?: string[];
   maxSteps?: string;
+  maxMessageMb?: string;
   toolSearch?: string;
   toolSearchThreshold?: string;
 }
@@ -25,6 +26,7 @@ export function registerServeCommand(program: Command): void {
     .option('--port <port>', 'HTTP port', String(DEFAULT_PORT))
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
     .option('--max-steps <n>', 'model calls allowed in one run', String(DEFAULT_MAX_STEPS))
+    .option('--max-message-mb <n>', 'largest message accepted on stdio, in MiB (larger ones are refused with an error)', '64')
     .option('--tool-search <mode>', 'deferred tool search at the MCP surface: auto (over the threshold), on or off', 'auto')
     .option(
       '--tool-search-threshold <n>',
@@ -34,7 +36,8 @@ export function registerServeCommand(program: Command): void {
     .action(async (options: ServeOptions) => {
       const guards = await import('../../server/processGuards.js');
       // Before any user code loads: agents/ files run in this process.
-      if (!options.http) guards.keepStdoutForProtocol();
+      guards.redactConsole();
+      const protocolOutput = options.http ? undefined : guards.keepStdoutForProtocol();
       guards.survivePromiseLeaks();
       const loaded = await loadForCommand(options);
       printIssues(loaded.issues);
@@ -79,8 +82,13 @@ export function registerServeCommand(program: Command): void {
       }
       if (server.surface.searchOn) log.info(`tool search on: ${server.surface.deferred.length} of ${server.tools.length} tool(s) deferred`);
       if (!options.http) {
+        const maxMessageMb = Number(options.maxMessageMb);
+        if (!(maxMessageMb > 0)) {
+          fail(`--max-message-mb must be a positive number, got "${options.maxMessageMb}"`);
+          return;
+        }
         const { startStdio } = await import('../../server/stdio.js');
-        startStdio(server);
+        startStdio(server, { maxMessageMb, ...(protocolOutput ? { output: protocolOutput } : {}) });
         log.info(`serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} on stdio`);
         return;
       }

@@ -55,7 +55,7 @@ export async function executeFunctionTool(options: {
   }
 
   if (result.attachments?.length) {
-    const stored = await storeAttachments(store, state.threadId, result.attachments);
+    const stored = await storeAttachments(store, state.threadId, result.attachments as readonly unknown[]);
     attachments = stored.refs;
     if (stored.errors.length) {
       result = { ...result, status: 'error', error: [result.error, ...stored.errors].filter(Boolean).join('; ') };
@@ -114,36 +114,57 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : `a ${typeof value}`;
 }
 
-/** New attachments (with `data`) are written under /attachments/, unchanged; refs must exist. */
-async function storeAttachments(
-  store: Store,
-  threadId: string,
-  items: Array<ToolAttachment | AttachmentRef>,
-): Promise<{ refs: AttachmentRef[]; errors: string[] }> {
+/**
+ * New attachments (with `data`) are written under /attachments/, unchanged;
+ * refs must exist. Each malformed item is reported (and skipped) on its own,
+ * so one bad entry never costs the run or the other files.
+ */
+async function storeAttachments(store: Store, threadId: string, items: readonly unknown[]): Promise<{ refs: AttachmentRef[]; errors: string[] }> {
   const refs: AttachmentRef[] = [];
   const errors: string[] = [];
-  for (const item of items) {
+  for (const [index, item] of items.entries()) {
+    const problem = attachmentProblem(item);
+    if (problem) {
+      errors.push(`attachment ${index + 1} refused: ${problem}`);
+      continue;
+    }
+    const entry = item as Partial<ToolAttachment & AttachmentRef>;
     try {
-      if ('data' in item && typeof item.data === 'string') {
-        const path = await freePath(store, threadId, `/attachments/${item.name}`);
+      if (typeof entry.data === 'string') {
+        const path = await freePath(store, threadId, `/attachments/${entry.name!}`);
         refs.push(
-          await store.writeFile(threadId, path, Buffer.from(item.data, 'base64'), {
-            mimeType: item.mimeType,
-            name: item.name,
-            ...(item.width !== undefined ? { width: item.width } : {}),
-            ...(item.height !== undefined ? { height: item.height } : {}),
+          await store.writeFile(threadId, path, Buffer.from(entry.data, 'base64'), {
+            mimeType: entry.mimeType!,
+            name: path.slice(path.lastIndexOf('/') + 1),
+            ...(entry.width !== undefined ? { width: entry.width } : {}),
+            ...(entry.height !== undefined ? { height: entry.height } : {}),
           }),
         );
-      } else if ('path' in item && typeof item.path === 'string') {
-        const existing = await store.readFile(threadId, item.path);
-        if (existing) refs.push(existing.ref);
-        else errors.push(`attachment ${item.path} does not exist in this thread`);
       } else {
-        errors.push('an attachment needs either data (new file) or a path (existing file)');
+        const existing = await store.readFile(threadId, entry.path!);
+        if (existing) refs.push(existing.ref);
+        else errors.push(`attachment ${entry.path!} does not exist in this thread`);
       }
     } catch (error) {
-      errors.push(`attachment ${'name' in item ? item.name : ''} refused: ${error instanceof Error ? error.message : String(error)}`);
+      errors.push(`attachment ${index + 1} refused: ${errorMessage(error)}`);
     }
   }
   return { refs, errors };
+}
+
+/** Why an item cannot be an attachment, or undefined when it can. */
+function attachmentProblem(item: unknown): string | undefined {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return `it is ${describe(item)}, not an object`;
+  const entry = item as Record<string, unknown>;
+  if ('data' in entry) {
+    if (typeof entry.data !== 'string') return 'data must be a base64 string';
+    if (typeof entry.mimeType !== 'string' || !entry.mimeType) return 'mimeType must be a non-empty string';
+    const name = entry.name;
+    if (typeof name !== 'string' || name.trim() === '' || name === '.' || name === '..' || /[\/\\\u0000-\u001f]/.test(name)) {
+      return `name must be a file name (not empty, ".", ".." or a path), got ${describe(name)}`;
+    }
+    return undefined;
+  }
+  if (typeof entry.path === 'string' && entry.path) return undefined;
+  return 'an attachment needs either data (a new file, with name and mimeType) or the path of an existing file';
 }

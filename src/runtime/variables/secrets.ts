@@ -3,7 +3,7 @@
  * a result, an error message or a log line. Everything that crosses one of
  * those boundaries goes through a redactor first.
  */
-import { hideInLogs } from '../../log.js';
+import { hideInLogs, secretForms } from '../../log.js';
 
 export const REDACTED = '[redacted secret]';
 
@@ -17,9 +17,8 @@ export class Redactor {
     if (value.length < 4 || this.secrets.has(value)) return;
     this.secrets.add(value);
     hideInLogs(value);
-    // The JSON-escaped form too: secrets with quotes or backslashes inside JSON text.
-    const escaped = JSON.stringify(value).slice(1, -1);
-    this.forms = [...new Set([...this.forms, value, escaped])].sort((a, b) => b.length - a.length);
+    // JSON-escaped and URL-encoded forms too: a secret inside JSON text or a URL.
+    this.forms = [...new Set([...this.forms, ...secretForms(value)])].sort((a, b) => b.length - a.length);
   }
 
   /** A redactor that also knows this one's secrets (for child runs). */
