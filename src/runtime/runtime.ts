@@ -17,8 +17,8 @@ import { prepareInput } from './run/input.js';
 import { openRun } from './run/openRun.js';
 import type { Run, Services, Side } from './run/types.js';
 import { threadState } from './state/threadState.js';
-import { fulfil, pendingRequest, specFor, type NeededVariable } from './subagents/envRequests.js';
-import { childRecords } from './subagents/registry.js';
+import { fulfil, pendingRequest, specFor } from './subagents/envRequests.js';
+import { childRecords, type NeededVariable } from './subagents/registry.js';
 import { runTool } from './tools/dispatch.js';
 import { buildToolset, type OfferedTool } from './tools/toolset.js';
 import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
@@ -74,7 +74,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread ${threadId} does not exist`);
         return store.updateThread(threadId, { meta: patch({ ...thread.meta }) });
       }),
-    detached: new Map(),
+    serialize: (threadId, work) => oneAtATime(threadId, work),
     engine: { runToCompletion, invokeTool },
   };
   const metaWrites = new Map<string, Promise<unknown>>();
@@ -154,7 +154,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const pending = thread && pendingRequest(thread.meta, requestId);
       return pending && { request_id: pending.id, thread_id: threadId, subagent: pending.subagent, name: pending.name, variables: pending.needed };
     },
-    async provideVariables(threadId, requestId, values) {
+    provideVariables: (threadId, requestId, values) => oneAtATime(threadId, async () => {
       const thread = await store.getThread(threadId).catch(() => undefined);
       const pending = thread && pendingRequest(thread.meta, requestId);
       if (!pending) throw new AgentportError('INVALID_ARGUMENTS', `no pending subagent request ${requestId} on thread ${threadId}`);
@@ -168,7 +168,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       const started = childRecords(parent.thread.meta).find((r) => r.name === pending.name && r.agent === pending.subagent);
       return { reference: started?.reference };
-    },
+    }),
     runPrompt: (request) => {
       const threadId = typeof request.args.thread_id === 'string' && request.args.thread_id ? request.args.thread_id : undefined;
       return oneAtATime(threadId, () => runPrompt(request));

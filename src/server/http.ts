@@ -89,8 +89,18 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
       res.end(JSON.stringify({ error: 'missing or invalid bearer token' }));
       return;
     }
-    if (variables) await variablesEndpoint(agentport, req, res, decodeURIComponent(variables[1]!), decodeURIComponent(variables[2]!));
-    else await mcp(req, res);
+    if (!variables) {
+      await mcp(req, res);
+      return;
+    }
+    let ids: [string, string];
+    try {
+      ids = [decodeURIComponent(variables[1]!), decodeURIComponent(variables[2]!)];
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'malformed escape in the path' }));
+      return;
+    }
+    await variablesEndpoint(agentport, req, res, ...ids);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -133,9 +143,16 @@ async function variablesEndpoint(agentport: AgentportServer, req: IncomingMessag
     res.writeHead(405, { allow: 'GET, POST' }).end();
     return;
   }
+  let body: string;
+  try {
+    body = await readBody(req);
+  } catch (error) {
+    send(413, { error: errorMessage(error) });
+    return;
+  }
   let values: unknown;
   try {
-    values = JSON.parse(await readBody(req));
+    values = JSON.parse(body);
   } catch (error) {
     send(400, { error: `the body must be a JSON object of values: ${errorMessage(error)}` });
     return;
@@ -161,7 +178,8 @@ function readBody(req: IncomingMessage): Promise<string> {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
         reject(new Error('the body is larger than 1 MiB'));
-        req.destroy();
+        req.removeAllListeners('data');
+        req.resume();
       } else chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));

@@ -149,6 +149,53 @@ describe('the four invocation modes', () => {
   });
 });
 
+describe('instances that are busy or waiting', () => {
+  it('[SA-2] a message to a busy instance waits for its current session; both answers reach the parent', async () => {
+    h.model.replyToSystem(
+      'Lead resumable async.',
+      { toolCalls: [{ name: 'subagent_create', arguments: { name: 'slow', arguments: { topic: 'first' } } }] },
+      { toolCalls: [{ name: 'subagent_message', arguments: { to: 'slow', message: 'second question' } }] },
+      { text: 'asked twice' },
+      { text: 'first arrived' },
+      { text: 'second arrived' },
+    );
+    h.model.replyToSystem(
+      'Research writer.',
+      { toolCalls: [{ name: 'deliver', arguments: { summary: 'Answer one.' } }], delayMs: 300 },
+      { toolCalls: [{ name: 'deliver', arguments: { summary: 'Answer two.' } }], delayMs: 300 },
+    );
+    const result = await h.call('lead_resumable_async', { message: 'Go' });
+    expect(textOf(result)).toBe('asked twice');
+    const parentId = threadIdOf(result);
+    const busy = h.sent().filter((b) => systemOf(b) === 'Lead resumable async.')[2]!;
+    expect(lastToolResult(busy)).toBe('"slow" is busy; it gets the message when its current session ends, and its answer will arrive as a message.');
+    await expect.poll(async () => (await messagesOf(parentId)).filter((m) => m.role === 'assistant').at(-1)?.content, { timeout: 5000 }).toBe('second arrived');
+    const notes = (await messagesOf(parentId)).filter((m) => String(m.content).startsWith('Message from subagent')).map((m) => String(m.content));
+    expect(notes).toHaveLength(2);
+    expect(notes[0]).toContain('Answer one.');
+    expect(notes[1]).toContain('Answer two.');
+  });
+
+  it('[SA-5] a name waiting for its variables is taken, and an immediate start is requested once per thread', async () => {
+    h.model.reply(
+      { toolCalls: [{ name: 'subagent_create', arguments: { name: 'twin', arguments: { message: 'a' } } }] },
+      { toolCalls: [{ name: 'subagent_create', arguments: { name: 'twin', arguments: { message: 'b' } } }] },
+      { text: 'one request' },
+    );
+    const result = await h.call('lead_scoped', { message: 'twins' });
+    expect(lastToolResult(h.sent()[2]!)).toBe('Error: Invalid arguments for subagent_create: an instance named "twin" already exists; message it with subagent_message, or choose another name');
+    const parent = await h.agentport.runtime.store.getThread(threadIdOf(result));
+    expect(Object.values(parent!.meta!.pendingSubagents as object)).toHaveLength(1);
+
+    h.model.reply({ text: 'first turn' }, { text: 'second turn' });
+    const first = await h.call('lead_immediate_scoped', { message: 'go' });
+    await h.call('lead_immediate_scoped', { message: 'again', thread_id: threadIdOf(first) });
+    const immediate = await h.agentport.runtime.store.getThread(threadIdOf(first));
+    expect(Object.values(immediate!.meta!.pendingSubagents as object)).toHaveLength(1);
+    expect((await messagesOf(threadIdOf(first))).filter((m) => String(m.content).includes('could not start'))).toHaveLength(1);
+  });
+});
+
 describe('the registry of children', () => {
   it('[SA-2] lists instances in state.children, opens them with getChildThread, and fires after_subagent_created on the parent', async () => {
     const created: unknown[] = ((globalThis as { __childrenCreated?: unknown[] }).__childrenCreated ??= []);
@@ -253,7 +300,13 @@ describe('scoped variables', () => {
       { toolCalls: [{ name: 'subagent_create', arguments: { name: 'k2', arguments: { message: 'use the key' } } }] },
       { text: 'k2 needs its own key.' },
     );
-    h.model.replyToSystem('Keyed.', { toolCalls: [{ name: 'use_key', arguments: {} }] }, { toolCalls: [{ name: 'done', arguments: { message: 'used it' } }] });
+    h.model.replyToSystem(
+      'Keyed.',
+      { toolCalls: [{ name: 'use_key', arguments: {} }] },
+      { toolCalls: [{ name: 'key_helper', arguments: { message: 'use it too' } }] },
+      { toolCalls: [{ name: 'done', arguments: { message: 'used it' } }] },
+    );
+    h.model.replyToSystem('Key helper.', { toolCalls: [{ name: 'use_key', arguments: {} }] }, { text: 'helper used it' });
     const result = await h.call('lead_scoped', { message: 'Start k1' });
     const parentId = threadIdOf(result);
     const required = JSON.parse(lastToolResult(h.sent()[1]!).replace(/^Error: /, '')) as { error: string; request_id: string; variables: unknown; endpoint: string };
@@ -275,12 +328,16 @@ describe('scoped variables', () => {
     const { reference } = (await post.json()) as { reference: string };
 
     await expect.poll(async () => (await messagesOf(parentId)).at(-1)?.content, { timeout: 5000 }).toBe('k1 reported.');
-    const used = (await messagesOf(reference)).find((m) => m.role === 'tool');
-    expect(used?.content).toBe('key ends with 77');
+    const used = (await messagesOf(reference)).filter((m) => m.role === 'tool');
+    expect(used[0]?.content).toBe('key ends with 77');
+    // The value flows down the instance's own subtree: its sub-prompt, which declares it scoped too, gets it.
+    const helper = (await h.agentport.runtime.store.listThreads()).find((t) => t.parentId === reference)!;
+    expect((await messagesOf(helper.id)).find((m) => m.role === 'tool')?.content).toBe('key ends with 77');
     const stored = await h.agentport.runtime.store.getVariables(reference);
     expect(stored).toEqual([{ name: 'SERVICE_KEY', value: 'sk-subtree-one-77', secret: true, scoped: true }]);
     expect(JSON.stringify(h.model.requests.map((r) => r.body))).not.toContain('sk-subtree-one-77');
     expect((await fetch(`${base}${required.endpoint}`)).status).toBe(404);
+    expect((await fetch(`${base}/threads/%E0%A4%A/variables/x`)).status).toBe(400);
 
     // A sibling instance does not see k1's value: it needs its own.
     await h.call('lead_scoped', { message: 'Start k2', thread_id: parentId });

@@ -11,7 +11,7 @@ import type { Entry, LoadedPrompt } from '../../registry/types.js';
 import { HookRunner } from '../hooks/hooks.js';
 import type { ControlBinding, ControlRole, Run, Services, Side } from '../run/types.js';
 import { DeferredTools } from '../tools/deferredTools.js';
-import { buildToolset, toolsetForTurn, type OfferedControlTool, type OfferedTool, type SubagentSpec } from '../tools/toolset.js';
+import { buildToolset, specsOf, toolsetForTurn, type OfferedControlTool, type OfferedTool } from '../tools/toolset.js';
 import type { ModelRequestMessage } from '../../definitions/types.js';
 
 export interface SideSource {
@@ -67,10 +67,6 @@ export function enableOptionalSubagents(run: Run): void {
     side.toolset = withoutSubagents(side.toolset, off);
     side.deferred = new DeferredTools(side.toolset, run.services.toolSearchThreshold, [...side.deferred.loaded]);
   }
-}
-
-function specsOf(tool: OfferedTool): SubagentSpec[] {
-  return tool.kind === 'subagent' ? [tool.spec] : tool.kind === 'lifecycle' ? tool.subagents : [];
 }
 
 function hasOptional(tool: OfferedTool): boolean {

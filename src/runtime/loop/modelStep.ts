@@ -7,7 +7,7 @@ import type { ModelResponse, ThreadState } from '../../definitions/types.js';
 import { callModel } from '../../models/callModel.js';
 import { buildModelRequest } from '../../models/request.js';
 import { withHeartbeat } from '../heartbeat.js';
-import { offeredNow } from '../subagents/lifecycle.js';
+import { offeredNow } from '../subagents/registry.js';
 import type { Run, Side } from '../run/types.js';
 import { assembleContext } from './context.js';
 

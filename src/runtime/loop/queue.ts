@@ -6,8 +6,7 @@
  * one the model made.
  */
 import { randomUUID } from 'node:crypto';
-import type { NewMessage } from '../../store/types.js';
-import type { Run, Services, Side } from '../run/types.js';
+import type { Run, Side } from '../run/types.js';
 import { threadState } from '../state/threadState.js';
 import { storeMessage } from './storeMessage.js';
 import { executeToolCalls, type ControlSignal } from './toolCalls.js';
@@ -29,13 +28,3 @@ export async function deliverQueued(run: Run, side: Side): Promise<ControlSignal
   return signals;
 }
 
-/**
- * Queues a message on a thread from outside its running turn: the run now
- * active on it (in this process) gets it before its next step of side A,
- * otherwise it starts a turn of its own.
- */
-export function queueOnThread(services: Services, threadId: string, message: NewMessage): void {
-  const active = services.activeRuns.get(threadId);
-  if (active && !active.finished) active.queue.push({ side: 'a', kind: 'message', message });
-  else services.startQueuedTurn(threadId, message);
-}

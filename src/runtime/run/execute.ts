@@ -17,12 +17,12 @@ export async function runToCompletion(run: Run): Promise<SessionResult> {
     ended = true;
     return result;
   } catch (error) {
-    await recordThrown(store, run.thread, error);
+    await recordThrown(run.services, run.thread.id, error);
     throw run.redactor.error(error);
   } finally {
     run.finished = true;
     if (activeRuns.get(run.thread.id) === run) activeRuns.delete(run.thread.id);
-    if (ended) handOverQueue(run);
+    handOverQueue(run, ended);
   }
 }
 
@@ -31,11 +31,16 @@ export async function runToCompletion(run: Run): Promise<SessionResult> {
  * start a turn of their own once this one is over. A queued tool call needs
  * a running turn, so it is reported and dropped.
  */
-function handOverQueue(run: Run): void {
+function handOverQueue(run: Run, ended: boolean): void {
   const { services } = run;
-  for (const item of run.queue.splice(0)) {
+  const items = run.queue.splice(0);
+  const messages = items.filter((item) => item.kind === 'message');
+  // A run that failed or was cancelled keeps what it was sent in the thread, without starting a turn.
+  for (const item of items) {
     if (run.execution.terminated) services.log(`thread ${run.thread.id} was terminated: a queued ${item.kind} was not delivered`);
-    else if (item.kind === 'message') services.startQueuedTurn(run.thread.id, item.message);
-    else services.log(`queued tool call ${item.name} on thread ${run.thread.id} did not run: the session ended first`);
+    else if (item.kind === 'tool') services.log(`queued tool call ${item.name} on thread ${run.thread.id} did not run: the session ended first`);
   }
+  if (run.execution.terminated || messages.length === 0) return;
+  if (ended) for (const item of messages) services.startQueuedTurn(run.thread.id, item.message);
+  else void Promise.all(messages.map((item) => services.store.appendMessage(run.thread.id, run.redactor.deep(item.message)))).catch((error: unknown) => services.log(`queued messages of thread ${run.thread.id} were lost: ${String(error)}`));
 }

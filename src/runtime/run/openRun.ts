@@ -140,7 +140,7 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     await startThread(run, spec, opened.turn, !existing);
   } catch (error) {
     // The thread exists now: a failure here must not leave it looking idle.
-    await recordThrown(services.store, run.thread, error);
+    await recordThrown(services, run.thread.id, error);
     throw redactor.error(error);
   }
   return run;
@@ -187,19 +187,23 @@ function variableScope(services: Services, spec: RunSpec, sides: { a: Side; b?: 
   const agentEnv = { ...agent?.definition.tenvs, ...agent?.definition.env };
   const fromServer = declaredFromEnvironment(declared, services.env);
   const defaults = { ...sides.b?.prompt.definition.env, ...sides.a.prompt.definition.env, ...spec.configEnv };
+  const own = [...stored.map((v) => v.name), ...Object.keys(spec.variables ?? {})];
   if (parent) {
+    // A name the child declares scoped is not inherited, unless the parent's value is its subtree's own.
     const probe = new VariableScope(declared, {});
-    const inherited = Object.fromEntries(parent.scope.entries().filter(([name]) => !probe.isScoped(name)));
+    const inherited = parent.scope.entries().filter(([name]) => !probe.isScoped(name) || parent.scope.passesScoped(name));
     return new VariableScope(declared, {
       defaults,
       toolDefaults: toolEnvDefaults(toolset),
-      layers: [agentEnv, fromServer, inherited, Object.fromEntries(stored.map((v) => [v.name, v.value])), spec.variables],
+      layers: [agentEnv, fromServer, Object.fromEntries(inherited), Object.fromEntries(stored.map((v) => [v.name, v.value])), spec.variables],
+      owned: [...own, ...inherited.map(([name]) => name).filter((name) => parent.scope.passesScoped(name))],
     });
   }
   return new VariableScope(declared, {
     defaults,
     toolDefaults: toolEnvDefaults(toolset),
     layers: [agentEnv, fromServer, Object.fromEntries(stored.map((v) => [v.name, v.value])), spec.variables],
+    owned: own,
   });
 }
 

@@ -1,5 +1,6 @@
 import { hasCode } from '../../errors.js';
 import type { Store, ThreadRecord } from '../../store/types.js';
+import type { Services } from './types.js';
 
 /**
  * A thread is `idle` between turns; only an unusual end (failed, cancelled)
@@ -9,13 +10,13 @@ export async function recordStatus(store: Store, thread: ThreadRecord, status: T
   if (thread.status !== status) await store.updateThread(thread.id, { status });
 }
 
-/** After a run threw: `cancelled` when the caller cancelled, otherwise `failed`. Never throws itself. */
-export async function recordThrown(store: Store, thread: ThreadRecord, error: unknown): Promise<void> {
+/**
+ * After a run threw: `cancelled` when the caller cancelled, otherwise
+ * `failed`. The meta is patched from a fresh read (other actors may have
+ * written it since the run began). Never throws itself.
+ */
+export async function recordThrown(services: Pick<Services, 'store' | 'patchThreadMeta'>, threadId: string, error: unknown): Promise<void> {
   const cancelled = hasCode(error, 'CANCELLED');
-  await store
-    .updateThread(thread.id, {
-      status: cancelled ? 'cancelled' : 'failed',
-      meta: { ...thread.meta, ...(cancelled ? { cancelledAt: new Date().toISOString() } : {}) },
-    })
-    .catch(() => {});
+  await services.store.updateThread(threadId, { status: cancelled ? 'cancelled' : 'failed' }).catch(() => {});
+  if (cancelled) await services.patchThreadMeta(threadId, (meta) => ({ ...meta, cancelledAt: new Date().toISOString() })).catch(() => {});
 }

@@ -41,8 +41,8 @@ export interface Services {
    * fresh read, so runs and subagents writing the same thread lose nothing.
    */
   patchThreadMeta(threadId: string, patch: (meta: Record<string, unknown>) => Record<string, unknown>): Promise<ThreadRecord>;
-  /** Aborts sessions that run on their own (non-blocking subagents), by thread id. */
-  detached: Map<string, AbortController>;
+  /** Runs `work` after every earlier turn of the thread has ended: turns of one thread never overlap. */
+  serialize<T>(threadId: string, work: () => Promise<T>): Promise<T>;
   /**
    * The engine's entry points for modules below it (sub-prompt tools,
    * ThreadState.invokeTool), wired by the runtime so they need not import it.

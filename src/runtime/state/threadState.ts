@@ -18,7 +18,7 @@ import type {
   ToolResult,
 } from '../../definitions/types.js';
 import { AgentportError } from '../../errors.js';
-import { queueOnThread } from '../loop/queue.js';
+import { queueOnThread } from '../run/threadQueue.js';
 import { storeMessage } from '../loop/storeMessage.js';
 import type { Run, Side } from '../run/types.js';
 import type { OfferedTool } from '../tools/toolset.js';

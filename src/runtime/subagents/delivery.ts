@@ -8,7 +8,7 @@
  */
 import { errorMessage } from '../../errors.js';
 import type { ThreadRecord } from '../../store/types.js';
-import { queueOnThread } from '../loop/queue.js';
+import { queueOnThread } from '../run/threadQueue.js';
 import type { Services, SessionResult } from '../run/types.js';
 import { copyFilesAcross } from '../state/files.js';
 import { subagentMetaOf } from './registry.js';
@@ -35,11 +35,12 @@ export async function deliverToParent(
     : meta.resumable
       ? `No reply is expected. You can give it more work with subagent_message to "${meta.name}".`
       : 'No reply is expected.';
-  queueOnThread(services, child.parentId, {
-    role: 'user',
-    content: `Message from subagent "${meta.name}" (${meta.agent}, reference ${child.id}):\n${body}${files}\n\n${reply}`,
-    meta: { from: child.id, subagent: meta.name },
-  });
+  queueOnThread(
+    services,
+    child.parentId,
+    { role: 'user', content: `Message from subagent "${meta.name}" (${meta.agent}, reference ${child.id}):\n${body}${files}\n\n${reply}`, meta: { from: child.id, subagent: meta.name } },
+    meta.parentSide ?? 'a',
+  );
 }
 
 /** The parent's message about a session that ended on its own (non-blocking). */

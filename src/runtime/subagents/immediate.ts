@@ -12,17 +12,20 @@ import { textOf } from '../../models/wire.js';
 import { storeMessage } from '../loop/storeMessage.js';
 import type { Run, Side } from '../run/types.js';
 import { threadState } from '../state/threadState.js';
-import type { OfferedTool, SubagentSpec } from '../tools/toolset.js';
-import { startInstance } from './lifecycle.js';
-import { childRecords } from './registry.js';
+import { specsOf, type SubagentSpec } from '../tools/toolset.js';
+import { start } from './lifecycle.js';
+import { childRecords, pendingOf } from './registry.js';
 
 export async function startImmediateSubagents(run: Run): Promise<void> {
   for (const side of [run.sides.a, run.sides.b]) {
     if (!side) continue;
-    for (const spec of side.toolset.flatMap(specsOf)) {
+    // subagent_create and subagent_message carry the same specs: each subagent once.
+    const specs = new Map(side.toolset.flatMap(specsOf).map((spec) => [spec.agent.name, spec] as const));
+    for (const spec of specs.values()) {
       if (!spec.config.immediate) continue;
-      if (childRecords(run.thread.meta).some((r) => r.agent === spec.agent.name && r.immediate)) continue;
-      await startOne(run, side, spec);
+      const started = childRecords(run.thread.meta).some((r) => r.agent === spec.agent.name && r.immediate);
+      const waiting = Object.values(pendingOf(run.thread.meta)).some((p) => p.subagent === spec.agent.name && p.immediate);
+      if (!started && !waiting) await startOne(run, side, spec);
     }
   }
 }
@@ -36,11 +39,12 @@ async function startOne(run: Run, side: Side, spec: SubagentSpec): Promise<void>
     if (v !== undefined) values[name] = v;
   }
   const opening = run.messages.find((m) => m.seq >= run.sessionStartSeq && m.role === 'user');
-  const result = await startInstance(run, side, {
+  const result = await start(run, side, {
     spec,
     name: value(options.nameEnv) ?? spec.agent.name,
     description: value(options.descriptionEnv) ?? spec.agent.definition.toolDescription ?? '',
-    args: run.args,
+    // The parent's arguments have the parent's shape, not the child's: the child starts with none.
+    args: {},
     ...(spec.resumable ? {} : { message: opening ? textOf(opening.content) : '' }),
     values,
     blocking: spec.blocking,
@@ -58,6 +62,3 @@ async function startOne(run: Run, side: Side, spec: SubagentSpec): Promise<void>
   }
 }
 
-function specsOf(tool: OfferedTool): SubagentSpec[] {
-  return tool.kind === 'subagent' ? [tool.spec] : tool.kind === 'lifecycle' ? tool.subagents : [];
-}

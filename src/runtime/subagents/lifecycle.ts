@@ -3,24 +3,24 @@
  * instance, one session (blocking or on its own). Resumable subagents are
  * reached through `subagent_create` (a new named instance) and
  * `subagent_message` (more work for an instance; a busy one gets it when
- * free).
+ * its current session ends).
  */
 import type { ToolResult } from '../../definitions/types.js';
 import { errorMessage, hasCode } from '../../errors.js';
 import type { Run, Side } from '../run/types.js';
 import { parseArguments } from '../tools/arguments.js';
 import { subpromptInput } from '../tools/subpromptInput.js';
-import { SUBAGENT_CREATE, type OfferedLifecycleTool, type OfferedSubagent, type SubagentSpec } from '../tools/toolset.js';
+import type { OfferedLifecycleTool, OfferedSubagent } from '../tools/toolset.js';
 import { requestVariables } from './envRequests.js';
-import { childRecords, findChild, instanceName, statusOf } from './registry.js';
-import { parentMessage, reopen, runInstance, spawn, type SpawnRequest } from './spawn.js';
+import { atMaxInstances, childRecords, findChild, instanceName, nameTaken, statusOf } from './registry.js';
+import { messageInstance, startInstance, type SpawnRequest } from './spawn.js';
 
 export async function runSubagentTool(run: Run, side: Side, tool: OfferedSubagent, argumentText: string): Promise<ToolResult> {
   const { spec } = tool;
   const input = subpromptInput({ name: tool.name, prompt: spec.receiving, config: spec.config }, argumentText);
   const nameProperty = spec.config.initAgentNameProperty;
   const given = nameProperty ? input.args[nameProperty] : undefined;
-  return startInstance(run, side, {
+  return start(run, side, {
     spec,
     name: typeof given === 'string' && given.trim() ? given.trim() : instanceName(run.thread.meta, spec.agent.name),
     description: spec.agent.definition.toolDescription ?? '',
@@ -39,7 +39,7 @@ export async function runLifecycleTool(run: Run, side: Side, tool: OfferedLifecy
   } catch (error) {
     return invalid(errorMessage(error));
   }
-  return tool.action === 'create' ? create(run, side, tool, args, invalid) : message(run, side, tool, args, invalid);
+  return tool.action === 'create' ? create(run, side, tool, args, invalid) : message(run, tool, args, invalid);
 }
 
 async function create(run: Run, side: Side, tool: OfferedLifecycleTool, args: Record<string, unknown>, invalid: (why: string) => ToolResult): Promise<ToolResult> {
@@ -47,12 +47,12 @@ async function create(run: Run, side: Side, tool: OfferedLifecycleTool, args: Re
   if (!spec) return invalid(`subagent must be one of ${tool.subagents.map((s) => s.agent.name).join(', ')}`);
   const name = typeof args.name === 'string' ? args.name.trim() : '';
   if (!name) return invalid('name must be a non-empty string');
-  if (findChild(run.thread.meta, name)) return invalid(`an instance named "${name}" already exists; message it with subagent_message, or choose another name`);
-  if (atMaxInstances(run, spec)) {
+  if (nameTaken(run.thread.meta, name)) return invalid(`an instance named "${name}" already exists; message it with subagent_message, or choose another name`);
+  if (atMaxInstances(run.thread.meta, spec)) {
     return { status: 'error', error: `${spec.agent.name} already has its maximum of ${(spec.resumable as { maxInstances: number }).maxInstances} instances; send work to one of them with subagent_message.` };
   }
   const input = subpromptInput({ name: `${tool.name} arguments`, prompt: spec.receiving, config: spec.config }, JSON.stringify(args.arguments ?? {}));
-  return startInstance(run, side, {
+  return start(run, side, {
     spec,
     name,
     description: spec.agent.definition.toolDescription ?? '',
@@ -63,7 +63,7 @@ async function create(run: Run, side: Side, tool: OfferedLifecycleTool, args: Re
   });
 }
 
-async function message(run: Run, side: Side, tool: OfferedLifecycleTool, args: Record<string, unknown>, invalid: (why: string) => ToolResult): Promise<ToolResult> {
+async function message(run: Run, tool: OfferedLifecycleTool, args: Record<string, unknown>, invalid: (why: string) => ToolResult): Promise<ToolResult> {
   if (typeof args.to !== 'string' || !args.to) return invalid('to must be the name or reference of an instance');
   if (typeof args.message !== 'string') return invalid('message must be a string');
   const attachments = Array.isArray(args.attachments) ? args.attachments.map(String) : [];
@@ -73,43 +73,18 @@ async function message(run: Run, side: Side, tool: OfferedLifecycleTool, args: R
     const known = childRecords(run.thread.meta).filter((r) => r.resumable).map((r) => r.name);
     return invalid(`no instance "${args.to}"${known.length ? `; instances: ${known.join(', ')}` : '; start one with subagent_create'}`);
   }
-  const status = statusOf(run.services, record);
-  if (status === 'terminated') return { status: 'error', error: `"${record.name}" was terminated and takes no more messages.` };
-  const busy = run.services.activeRuns.get(record.reference);
-  if (busy && !busy.finished) {
-    busy.queue.push({ side: record.receives === 'side_b' ? 'b' : 'a', kind: 'message', message: await parentMessage(run, busy, record, args.message, attachments) });
-    return { status: 'success', result: `"${record.name}" is busy; it gets the message as soon as its current step is done.` };
-  }
-  const child = await reopen(run, record, args.message, attachments, spec.blocking);
-  return runInstance(run, child, record, spec.blocking);
+  if (statusOf(run.services, record) === 'terminated') return { status: 'error', error: `"${record.name}" was terminated and takes no more messages.` };
+  return messageInstance(run, record, args.message, attachments, spec.blocking);
 }
 
-/** Starts an instance; variables nobody provided yet (scoped ones) turn into a request for them. */
-export async function startInstance(run: Run, side: Side, request: SpawnRequest): Promise<ToolResult> {
-  let opened;
+/** Starts an instance; required scoped variables nobody provided yet turn into a request for them. */
+export async function start(run: Run, side: Side, request: SpawnRequest): Promise<ToolResult> {
   try {
-    opened = await spawn(run, side, request);
+    return (await startInstance(run, side, request)).result;
   } catch (error) {
     const missing = hasCode(error, 'MISSING_VARIABLES') ? ((error.data?.variables ?? []) as Array<{ name: string; description: string; type: 'secret' | 'text'; scoped: boolean }>) : [];
     if (missing.length === 0 || missing.some((v) => !v.scoped)) throw error;
-    const { spec: _spec, values: _values, ...rest } = request;
-    return requestVariables(run, side, request.spec, rest, missing.map(({ name, description, type }) => ({ name, description, type })));
+    const { spec, values: _values, ...rest } = request;
+    return requestVariables(run, side, spec, rest, missing.map(({ name, description, type }) => ({ name, description, type })));
   }
-  if (request.message === undefined) return { status: 'success', result: `"${opened.record.name}" (reference ${opened.record.reference}) is ready for messages.` };
-  return runInstance(run, opened.child, opened.record, request.blocking);
 }
-
-/** `maxInstances` reached for every subagent a create tool could start: it is no longer offered. */
-export function atMaxInstances(run: Run, spec: SubagentSpec): boolean {
-  const max = spec.resumable ? spec.resumable.maxInstances : undefined;
-  return max !== undefined && childRecords(run.thread.meta).filter((r) => r.agent === spec.agent.name).length >= max;
-}
-
-/** Whether a tool is offered in this step (subagent_create disappears at maxInstances). */
-export function offeredNow(run: Run, tool: { name: string }, side: Side): boolean {
-  if (tool.name !== SUBAGENT_CREATE) return true;
-  const lifecycle = side.toolset.find((t) => t.name === tool.name);
-  if (lifecycle?.kind !== 'lifecycle' || lifecycle.action !== 'create') return true;
-  return lifecycle.subagents.some((spec) => !atMaxInstances(run, spec));
-}
-

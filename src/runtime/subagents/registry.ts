@@ -5,7 +5,8 @@
  */
 import type { SubagentRegistryEntry, ThreadView } from '../../definitions/types.js';
 import type { ThreadRecord } from '../../store/types.js';
-import type { Run, Services } from '../run/types.js';
+import type { Run, Services, Side } from '../run/types.js';
+import { SUBAGENT_CREATE, type SubagentSpec } from '../tools/toolset.js';
 
 const CHILDREN_META = 'children';
 const SUBAGENT_META = 'subagent';
@@ -20,6 +21,8 @@ export interface ChildRecord {
   blocking: boolean;
   parentCommunication: 'implicit' | 'explicit';
   receives: 'side_a' | 'side_b';
+  /** The parent's side that started it: its messages go there. */
+  parentSide: 'a' | 'b';
   /** Started by `immediate`. */
   immediate?: boolean;
   terminated?: boolean;
@@ -28,7 +31,7 @@ export interface ChildRecord {
 }
 
 /** What a child thread stores about itself (meta `subagent`). */
-export type SubagentMeta = Pick<ChildRecord, 'name' | 'agent' | 'receives' | 'parentCommunication' | 'resumable' | 'blocking'>;
+export type SubagentMeta = Pick<ChildRecord, 'name' | 'agent' | 'receives' | 'parentCommunication' | 'resumable' | 'blocking' | 'parentSide'>;
 
 export function childRecords(meta: Record<string, unknown> | undefined): ChildRecord[] {
   const value = meta?.[CHILDREN_META];
@@ -116,4 +119,58 @@ export async function threadView(services: Services, threadId: string, name?: st
       return (await store.readFile(threadId, path))?.data ?? null;
     },
   };
+}
+
+/** Instances of a subagent that count toward its maxInstances: live ones, and ones waiting for variables. */
+export function instancesOf(meta: Record<string, unknown> | undefined, agent: string): number {
+  const live = childRecords(meta).filter((r) => r.agent === agent && !r.terminated).length;
+  const waiting = Object.values(pendingOf(meta)).filter((p) => p.subagent === agent).length;
+  return live + waiting;
+}
+
+/** Whether a name is taken by an instance or a pending request in this thread. */
+export function nameTaken(meta: Record<string, unknown> | undefined, name: string): boolean {
+  return findChild(meta, name) !== undefined || Object.values(pendingOf(meta)).some((p) => p.name === name);
+}
+
+/** `maxInstances` reached: subagent_create no longer starts this subagent. */
+export function atMaxInstances(meta: Record<string, unknown> | undefined, spec: SubagentSpec): boolean {
+  const max = spec.resumable ? spec.resumable.maxInstances : undefined;
+  return max !== undefined && instancesOf(meta, spec.agent.name) >= max;
+}
+
+/** Whether a tool is offered in this step (subagent_create disappears once every subagent it starts is at maxInstances). */
+export function offeredNow(run: Run, tool: { name: string }, side: Side): boolean {
+  if (tool.name !== SUBAGENT_CREATE) return true;
+  const create = side.toolset.find((t) => t.name === SUBAGENT_CREATE);
+  return create?.kind !== 'lifecycle' || create.subagents.some((spec) => !atMaxInstances(run.thread.meta, spec));
+}
+
+// -- pending requests for variables (see envRequests.ts), kept in the parent's meta beside the registry
+
+export const PENDING_META = 'pendingSubagents';
+
+export interface NeededVariable {
+  name: string;
+  description: string;
+  type: 'secret' | 'text';
+}
+
+/** A deferred instance waiting for its variables. */
+export interface PendingRequest {
+  id: string;
+  subagent: string;
+  name: string;
+  description: string;
+  args: Record<string, unknown>;
+  message?: string;
+  attachments?: readonly string[];
+  blocking: boolean;
+  immediate?: boolean;
+  needed: NeededVariable[];
+}
+
+export function pendingOf(meta: Record<string, unknown> | undefined): Record<string, PendingRequest> {
+  const value = meta?.[PENDING_META];
+  return typeof value === 'object' && value !== null ? (value as Record<string, PendingRequest>) : {};
 }

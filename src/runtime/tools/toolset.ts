@@ -99,9 +99,9 @@ export function buildToolset(registry: Registry, prompt: PromptDefinition, extra
     }
     const agent = registry.agents.get(config.name);
     if (agent?.definition.type === 'dual_ai') {
-      const spec = subagentSpec(registry, agent, config);
-      if (spec) resumable.push(spec);
-      else offered.push(subagentTool(registry, agent, config as SubagentToolConfig));
+      const spec = specOf(registry, agent, config as SubagentToolConfig);
+      if (spec.resumable) resumable.push(spec);
+      else offered.push(subagentTool(spec));
       continue;
     }
     const target = registry.prompts.get(agent ? agent.definition.sideA.prompt : config.name);
@@ -142,11 +142,6 @@ export function toolsetForTurn(services: Pick<Services, 'registry' | 'toolsetFor
 }
 
 
-/** The spec of a dual_ai agent used as a subagent; returned only when it is resumable (else undefined). */
-function subagentSpec(registry: Registry, agent: Entry<AgentDefinition>, config: SubagentToolConfig): SubagentSpec | undefined {
-  return config.resumable ? specOf(registry, agent, config) : undefined;
-}
-
 function specOf(registry: Registry, agent: Entry<AgentDefinition>, config: SubagentToolConfig): SubagentSpec {
   const resumable = config.resumable ? { receives: config.resumable.receives_messages, ...(config.resumable.maxInstances !== undefined ? { maxInstances: config.resumable.maxInstances } : {}) } : false;
   const receivingPrompt = resumable && resumable.receives === 'side_b' ? agent.definition.sideB?.prompt : agent.definition.sideA.prompt;
@@ -161,8 +156,8 @@ function specOf(registry: Registry, agent: Entry<AgentDefinition>, config: Subag
   };
 }
 
-function subagentTool(registry: Registry, agent: Entry<AgentDefinition>, config: SubagentToolConfig): OfferedSubagent {
-  const spec = specOf(registry, agent, config);
+function subagentTool(spec: SubagentSpec): OfferedSubagent {
+  const { agent, config } = spec;
   const schema = spec.receiving.definition.requiredSchema;
   return {
     kind: 'subagent',
@@ -220,4 +215,9 @@ function lifecycleTools(specs: SubagentSpec[]): OfferedLifecycleTool[] {
       },
     },
   ];
+}
+
+/** The subagents a tool starts: its own, or those of a lifecycle tool. */
+export function specsOf(tool: OfferedTool): SubagentSpec[] {
+  return tool.kind === 'subagent' ? [tool.spec] : tool.kind === 'lifecycle' ? tool.subagents : [];
 }

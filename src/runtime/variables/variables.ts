@@ -22,6 +22,11 @@ type Layer = Readonly<Record<string, string | undefined>> | undefined;
 export class VariableScope {
   private readonly defaults: Readonly<Record<string, string>>;
   private readonly overrides = new Map<string, string>();
+  /**
+   * Names whose value flows to descendants even where they declare it scoped:
+   * this thread declares it scoped, or holds the value as its own.
+   */
+  private readonly owned: Set<string>;
   /** Types of names set on the thread that nobody declared (ThreadState.setEnv). */
   private readonly undeclaredTypes = new Map<string, 'secret' | 'text'>();
 
@@ -35,10 +40,13 @@ export class VariableScope {
       toolDefaults?: ReadonlyMap<string, Readonly<Record<string, string>>>;
       /** Higher layers, lowest first: agent env, server env, inherited, thread, call. */
       layers?: Layer[];
+      /** Names whose value this thread holds as its own (stored with it, given with the call, or passed down a scope). */
+      owned?: Iterable<string>;
     },
     private readonly toolDefaults: ReadonlyMap<string, Readonly<Record<string, string>>> = sources.toolDefaults ?? new Map(),
   ) {
     this.defaults = sources.defaults ?? {};
+    this.owned = new Set([...(sources.owned ?? []), ...declared.filter((d) => d.scoped).map((d) => d.name)]);
     for (const layer of sources.layers ?? []) {
       for (const [name, value] of Object.entries(layer ?? {})) if (value !== undefined) this.overrides.set(name, value);
     }
@@ -90,6 +98,11 @@ export class VariableScope {
 
   isSecret(name: string): boolean {
     return this.declared.some((d) => d.name === name && d.type === 'secret') || this.undeclaredTypes.get(name) === 'secret';
+  }
+
+  /** Whether a child that declares `name` scoped still gets this thread's value (it is this subtree's own). */
+  passesScoped(name: string): boolean {
+    return this.owned.has(name) && this.get(name) !== undefined;
   }
 
   isScoped(name: string): boolean {
