@@ -41,7 +41,7 @@ const promptPart = z.discriminatedUnion('type', [
 /** Keys of each kind of tool config, by what the config's `name` refers to. */
 export const TOOL_CONFIG_KEYS = {
   /** `ToolConfig`: a function tool. */
-  tool: ['name', 'env', 'options'],
+  tool: ['name', 'env', 'options', 'timeoutMs'],
   /** `SubpromptConfig`: a prompt used as a tool (`env`: defaults for the child run, below its own values). */
   prompt: ['name', 'env', 'includeTextResponse', 'includeToolCalls', 'includeErrors', 'initUserMessageProperty', 'initAttachmentsProperty'],
   /** `SubagentToolConfig`: an agent used as a tool. */
@@ -71,6 +71,7 @@ const toolConfig = z.looseObject({
   // ToolConfig
   env: stringRecord.optional(),
   options: z.record(z.string(), z.unknown()).optional(),
+  timeoutMs: z.number().int().positive().optional(),
   // SubpromptConfig (and the init* fields of SubagentToolConfig)
   includeTextResponse: z.boolean().optional(),
   includeToolCalls: z.boolean().optional(),
@@ -150,6 +151,7 @@ export const toolDefinitionSchema = z.strictObject({
   variables: z.array(variable).optional(),
   defer: z.boolean().optional(),
   alwaysLoad: z.boolean().optional(),
+  timeoutMs: z.number().int().positive().optional(),
 });
 
 const providerObject = z.custom<{ complete: unknown }>(

@@ -28,6 +28,8 @@ export interface ToolConfig<T extends string = string> {
   name: T;
   env?: Record<string, string>;
   options?: Record<string, unknown>;
+  /** How long one call of this tool may take here, in milliseconds (overrides the tool's own timeoutMs). */
+  timeoutMs?: number;
 }
 
 /** How a prompt used as another prompt's tool is called and what it returns. */
@@ -349,6 +351,8 @@ export interface DefineToolOptions<
   defer?: boolean;
   /** Never defer this tool behind tool search. */
   alwaysLoad?: boolean;
+  /** How long one call may take, in milliseconds (default: the server's --tool-timeout, 300 s). */
+  timeoutMs?: number;
 }
 
 export interface ToolDefinition<

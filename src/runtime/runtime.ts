@@ -11,7 +11,7 @@ import { ModelResolver } from '../models/resolveModel.js';
 import type { Entry, LoadedPrompt, Registry } from '../registry/types.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../search/toolSearchTool.js';
 import type { NewMessage, Store, ThreadRecord } from '../store/types.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEFAULT_MAX_STEPS } from './limits.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT_MS } from './limits.js';
 import { runToCompletion } from './run/execute.js';
 import { prepareInput } from './run/input.js';
 import { openRun } from './run/openRun.js';
@@ -54,6 +54,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
     maxSessionTurns: options.maxSessionTurns ?? DEFAULT_MAX_SESSION_TURNS,
     heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     toolSearchThreshold: options.toolSearchThreshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
     retryBaseDelayMs: options.retryBaseDelayMs,
     log,

@@ -18,6 +18,8 @@ export interface RuntimeOptions {
   maxDepth?: number;
   /** Interval of heartbeat progress while a model call is in flight. Default 10 s. */
   heartbeatMs?: number;
+  /** How long a function tool may run unless it (or its tool config) sets timeoutMs. Default 300 s. */
+  toolTimeoutMs?: number;
   /** Base delay of the backoff between model retries (doubling each time). Default 500 ms. */
   retryBaseDelayMs?: number;
   /** A prompt with more tools than this shows the model their names only, plus tool_search. Default 40. */

@@ -11,6 +11,7 @@ interface ServeOptions extends DirOptions {
   allowedHost?: string[];
   maxSteps?: string;
   maxMessageMb?: string;
+  toolTimeout?: string;
   toolSearch?: string;
   toolSearchThreshold?: string;
 }
@@ -26,6 +27,7 @@ export function registerServeCommand(program: Command): void {
     .option('--port <port>', 'HTTP port', String(DEFAULT_PORT))
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
     .option('--max-steps <n>', 'model calls allowed in one run', String(DEFAULT_MAX_STEPS))
+    .option('--tool-timeout <s>', 'seconds a tool call may run before it is stopped (a tool or tool config timeoutMs wins)', '300')
     .option('--max-message-mb <n>', 'largest message accepted on stdio, in MiB (larger ones are refused with an error)', '64')
     .option('--tool-search <mode>', 'deferred tool search at the MCP surface: auto (over the threshold), on or off', 'auto')
     .option(
@@ -50,6 +52,11 @@ export function registerServeCommand(program: Command): void {
         fail(`--max-steps must be a positive integer, got "${options.maxSteps}"`);
         return;
       }
+      const toolTimeout = Number(options.toolTimeout);
+      if (!(toolTimeout > 0)) {
+        fail(`--tool-timeout must be a positive number of seconds, got "${options.toolTimeout}"`);
+        return;
+      }
       const mode = options.toolSearch ?? 'auto';
       const threshold = Number(options.toolSearchThreshold);
       if (mode !== 'auto' && mode !== 'on' && mode !== 'off') {
@@ -72,7 +79,7 @@ export function registerServeCommand(program: Command): void {
           loaded.registry,
           async () => {
             const [{ createRuntime }, { FileStore }] = await Promise.all([import('../../runtime/runtime.js'), import('../../store/fileStore.js')]);
-            return createRuntime({ registry: loaded.registry, store: new FileStore({ dir: dataDir }), maxSteps, toolSearchThreshold: threshold });
+            return createRuntime({ registry: loaded.registry, store: new FileStore({ dir: dataDir }), maxSteps, toolSearchThreshold: threshold, toolTimeoutMs: toolTimeout * 1000 });
           },
           { toolSearch: { mode, threshold } },
         );

@@ -27,6 +27,8 @@ export interface Services {
   maxDepth: number;
   maxSessionTurns: number;
   heartbeatMs: number;
+  /** How long a function tool may run when neither it nor its config says. */
+  toolTimeoutMs: number;
   toolSearchThreshold: number;
   retryBaseDelayMs: number | undefined;
   log: (line: string) => void;

@@ -5,6 +5,7 @@
  */
 import type {
   AgentDefinition,
+  ExecutionState,
   FileRecord,
   GetMessagesOptions,
   MessageUpdate,
@@ -25,15 +26,15 @@ import type { OfferedTool } from '../tools/toolset.js';
 import { deliverToParent } from '../subagents/delivery.js';
 import { childRecords, entryOf, findChild, markTerminated, subagentMetaOf, threadView } from '../subagents/registry.js';
 import { ThreadFiles } from './files.js';
-import type { Execution } from './execution.js';
 
 /** Thread meta key of the durable per-thread values (getValue/setValue). */
 const VALUES_META = 'values';
 /** Thread meta key set when a thread is terminated. */
 export const TERMINATED_META = 'terminatedAt';
 
-export function threadState(run: Run, side: Side, tool?: OfferedTool): ThreadState {
-  return new RunThreadState(run, side, tool);
+/** @param signal a tool call's own abort signal (cancellation or its timeout), seen as execution.abortSignal */
+export function threadState(run: Run, side: Side, tool?: OfferedTool, signal?: AbortSignal): ThreadState {
+  return new RunThreadState(run, side, tool, signal);
 }
 
 class RunThreadState implements ThreadState {
@@ -41,11 +42,15 @@ class RunThreadState implements ThreadState {
   private readonly toolName: string | undefined;
   private filesApi: ThreadFiles | undefined;
 
+  private readonly executionView: ExecutionState;
+
   constructor(
     private readonly run: Run,
     private readonly side: Side,
     tool: OfferedTool | undefined,
+    signal?: AbortSignal,
   ) {
+    this.executionView = signal ? (Object.create(run.execution, { abortSignal: { value: signal } }) as ExecutionState) : run.execution;
     this.toolName = tool?.name;
     if (tool?.kind === 'function' && tool.tool.definition.tenvs) {
       for (const name of Object.keys(tool.tool.definition.tenvs.shape)) {
@@ -74,8 +79,8 @@ class RunThreadState implements ThreadState {
   get createdAt(): number {
     return Date.parse(this.run.thread.createdAt) * 1000;
   }
-  get execution(): Execution {
-    return this.run.execution;
+  get execution(): ExecutionState {
+    return this.executionView;
   }
   get context(): Record<string, unknown> {
     return this.run.context;

@@ -12,6 +12,7 @@ import { argumentsOrEmpty, parseArguments } from './arguments.js';
 import { executeFunctionTool, type ExecutedTool } from './functionTool.js';
 import { runSubprompt } from './subprompt.js';
 import { runLifecycleTool, runSubagentTool } from '../subagents/lifecycle.js';
+import { threadState } from '../state/threadState.js';
 import { withLoadedTools } from './deferredTools.js';
 import type { OfferedControlTool } from './toolset.js';
 
@@ -34,7 +35,14 @@ export async function runTool(run: Run, side: Side, name: string, argumentText: 
       const outer = run.context.options;
       run.context.options = tool.options;
       try {
-        return await executeFunctionTool({ tool, argumentText, state, store: run.services.store });
+        return await executeFunctionTool({
+          tool,
+          argumentText,
+          stateFor: (signal) => threadState(run, side, tool, signal),
+          signal: run.signal,
+          timeoutMs: tool.timeoutMs ?? run.services.toolTimeoutMs,
+          store: run.services.store,
+        });
       } finally {
         if (outer === undefined) delete run.context.options;
         else run.context.options = outer;

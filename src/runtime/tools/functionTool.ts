@@ -25,17 +25,44 @@ export interface ExecutedTool {
 export async function executeFunctionTool(options: {
   tool: OfferedFunctionTool;
   argumentText: string;
-  state: ThreadState;
+  /** The state the tool gets, built around the call's own abort signal. */
+  stateFor: (signal: AbortSignal) => ThreadState;
+  /** The run's signal: cancelling the call cancels the tool. */
+  signal: AbortSignal;
+  /** How long the tool may run before it is abandoned. */
+  timeoutMs: number;
   store: Store;
 }): Promise<ExecutedTool> {
-  const { tool, state, store } = options;
+  const { tool, store } = options;
+  // The tool's own signal fires on cancellation and on its timeout.
+  const controller = new AbortController();
+  const forward = () => controller.abort(options.signal.reason);
+  if (options.signal.aborted) forward();
+  else options.signal.addEventListener('abort', forward, { once: true });
+  const state = options.stateFor(controller.signal);
+  try {
+    return await execute(tool, state, store, options.argumentText, controller, options.signal, options.timeoutMs);
+  } finally {
+    options.signal.removeEventListener('abort', forward);
+  }
+}
+
+async function execute(
+  tool: OfferedFunctionTool,
+  state: ThreadState,
+  store: Store,
+  argumentText: string,
+  controller: AbortController,
+  runSignal: AbortSignal,
+  timeoutMs: number,
+): Promise<ExecutedTool> {
   const definition = tool.tool.definition;
   let args: Record<string, unknown> = {};
   let result: ToolResult;
   let attachments: AttachmentRef[] = [];
   let parsed: Record<string, unknown>;
   try {
-    parsed = parseArguments(options.argumentText);
+    parsed = parseArguments(argumentText);
   } catch (error) {
     const message = `Invalid arguments for ${tool.name}: ${errorMessage(error)}. Call it again with valid JSON arguments.`;
     return { result: { status: 'error', error: message }, args, attachments };
@@ -45,13 +72,13 @@ export async function executeFunctionTool(options: {
     const validated = definition.args.safeParse(parsed);
     if (validated.success) {
       args = validated.data as Record<string, unknown>;
-      result = await run(() => (definition.execute as (s: unknown, a: unknown) => unknown)(state, args), state.execution.abortSignal);
+      result = await run(() => (definition.execute as (s: unknown, a: unknown) => unknown)(state, args), runSignal, controller, timeoutMs, tool.name);
     } else {
       result = { status: 'error', error: `Invalid arguments for ${tool.name}: ${describeZodIssues(validated.error.issues)}. Fix them and call the tool again.` };
     }
   } else {
     args = parsed;
-    result = await run(() => (definition.execute as (s: unknown) => unknown)(state), state.execution.abortSignal);
+    result = await run(() => (definition.execute as (s: unknown) => unknown)(state), runSignal, controller, timeoutMs, tool.name);
   }
 
   if (result.attachments?.length) {
@@ -64,16 +91,28 @@ export async function executeFunctionTool(options: {
   return { result, args, attachments };
 }
 
-/** Runs `execute`; a cancellation ends the wait even if the tool ignores its abort signal. */
-async function run(execute: () => unknown, signal: AbortSignal): Promise<ToolResult> {
+/**
+ * Runs `execute`. A cancellation ends the wait even if the tool ignores its
+ * abort signal; so does the timeout, which also fires the tool's signal and
+ * leaves the model an error result to read.
+ */
+async function run(execute: () => unknown, runSignal: AbortSignal, controller: AbortController, timeoutMs: number, name: string): Promise<ToolResult> {
   let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
+  let timer: NodeJS.Timeout | undefined;
+  const cancelled = new Promise<never>((_, reject) => {
     onAbort = () => reject(new AgentportError('CANCELLED', 'the call was cancelled'));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    if (runSignal.aborted) onAbort();
+    else runSignal.addEventListener('abort', onAbort, { once: true });
+  });
+  const timedOut = new Promise<ToolResult>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort(new AgentportError('CANCELLED', `${name} timed out`));
+      resolve({ status: 'error', error: `${name} did not finish within ${formatSeconds(timeoutMs)}: it was stopped. Try again with a smaller task, or go on without it.` });
+    }, timeoutMs);
+    timer.unref?.();
   });
   try {
-    return normalizeResult(await Promise.race([Promise.resolve().then(execute), aborted]));
+    return await Promise.race([Promise.resolve().then(execute).then(normalizeResult), cancelled, timedOut]);
   } catch (error) {
     if (hasCode(error, 'CANCELLED')) throw error;
     return {
@@ -82,9 +121,14 @@ async function run(execute: () => unknown, signal: AbortSignal): Promise<ToolRes
       ...(error instanceof Error && error.stack ? { stack: error.stack } : {}),
     };
   } finally {
-    signal.removeEventListener('abort', onAbort!);
-    aborted.catch(() => {});
+    clearTimeout(timer);
+    runSignal.removeEventListener('abort', onAbort!);
+    cancelled.catch(() => {});
   }
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 /** A tool must return `{ status: 'success' | 'error', ... }`; anything else is reported as an error. */

@@ -26,6 +26,8 @@ interface OfferedBase {
 export interface OfferedFunctionTool extends OfferedBase {
   kind: 'function';
   tool: Entry<AnyToolDefinition>;
+  /** From the tool config, else the tool's own; undefined: the runtime default. */
+  timeoutMs: number | undefined;
 }
 
 export interface OfferedSubprompt extends OfferedBase {
@@ -94,6 +96,7 @@ export function buildToolset(registry: Registry, prompt: PromptDefinition, extra
         defer: tool.definition.defer === true,
         alwaysLoad: tool.definition.alwaysLoad === true,
         tool,
+        timeoutMs: (config as { timeoutMs?: number }).timeoutMs ?? tool.definition.timeoutMs,
       });
       continue;
     }
