@@ -154,7 +154,7 @@ describe('unknown keys warn', () => {
     const { issues } = await loadRegistry({ agentsDir: WARNINGS_FOLDER });
     expect(one(issues, 'main', 'tools[1].includeErrors')).toMatchObject({
       severity: 'warning',
-      message: 'unknown key "includeErrors" in the config of tool "search_docs" is ignored (it takes name, env, options)',
+      message: 'unknown key "includeErrors" in the config of tool "search_docs" is ignored (it takes name, env, options, timeoutMs)',
     });
     expect(one(issues, 'main', 'tools[2].options')).toMatchObject({ severity: 'warning' });
     expect(one(issues, 'main', 'tools[2].options').message).toMatch(/^unknown key "options" in the config of prompt "helper" \(a sub-prompt config\) is ignored/);
