@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   SESSION_TURN_LIMIT: 'an agent session reached maxSessionTurns without a side ending it',
   SESSION_FAILED: "a side called its agent's sessionFail tool",
   CANCELLED: 'the caller cancelled the run',
+  INTERRUPTED: 'the server stopped (shutdown or crash) before the run ended',
   // -- threads and the store
   THREAD_NOT_FOUND: 'no thread has that id',
   THREAD_EXISTS: 'a thread with that id already exists',

@@ -13,6 +13,7 @@ import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../search/toolSearchTool.js';
 import type { NewMessage, Store, ThreadRecord } from '../store/types.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT_MS } from './limits.js';
 import { runToCompletion } from './run/execute.js';
+import { RunHandles } from './run/handles.js';
 import { prepareInput } from './run/input.js';
 import { openRun } from './run/openRun.js';
 import type { Run, Services, Side } from './run/types.js';
@@ -31,6 +32,8 @@ export interface Runtime {
   variableRequest(threadId: string, requestId: string): Promise<VariableRequestInfo | undefined>;
   /** Stores the values of a pending request (secrets encrypted) and starts the deferred subagent. */
   provideVariables(threadId: string, requestId: string, values: Record<string, unknown>): Promise<{ reference: string | undefined }>;
+  /** Runs that outlived their call (run_wait, run_status, run_cancel). */
+  readonly handles: RunHandles;
 }
 
 export interface VariableRequestInfo {
@@ -106,6 +109,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       progress: request.onProgress ?? (() => {}),
       ...(request.elicit ? { elicit: request.elicit } : {}),
     });
+    request.onThread?.(run.thread.id);
     return resultOf(run, await runToCompletion(run));
   };
 
@@ -150,6 +154,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   return {
     registry,
     store,
+    handles: new RunHandles(services),
     async variableRequest(threadId, requestId) {
       const thread = await store.getThread(threadId).catch(() => undefined);
       const pending = thread && pendingRequest(thread.meta, requestId);

@@ -39,6 +39,8 @@ export interface RunRequest {
   onProgress?: (message: string) => void;
   /** Asks the caller's user for values (MCP elicitation), when the client supports it. */
   elicit?: Elicit;
+  /** Told the thread's id as soon as the run has one (before it runs), for run handles. */
+  onThread?: (threadId: string) => void;
 }
 
 export interface ToolCallRecord {

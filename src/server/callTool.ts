@@ -30,6 +30,7 @@ export async function callExposedTool(
   args: Record<string, unknown> | undefined,
   ctx: ServerContext,
   elicit?: Elicit,
+  callBudgetMs = 0,
 ): Promise<CallToolResult> {
   if (!tools.has(name)) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
@@ -49,19 +50,40 @@ export async function callExposedTool(
     const wait = lastProgress + PROGRESS_SETTLE_MS - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   };
+  // The run has a signal of its own: linked to the call until the call stops waiting for it.
+  const controller = new AbortController();
+  const forward = () => controller.abort(ctx.mcpReq.signal.reason);
+  ctx.mcpReq.signal.addEventListener('abort', forward, { once: true });
+  let threadId: string | undefined;
+  let background: ((message: string) => void) | undefined;
+  let latest: string | undefined;
   try {
     const variables = callVariables(ctx.mcpReq._meta?.[VARIABLES_META_KEY]);
     const runtime = await getRuntime();
-    const result = await runtime.runPrompt({
+    const done = runtime.runPrompt({
       target: name,
       args: args ?? {},
-      signal: ctx.mcpReq.signal,
-      onProgress,
+      signal: controller.signal,
+      onProgress: (message) => {
+        latest = message;
+        if (background) background(message);
+        else onProgress(message);
+      },
+      onThread: (id) => (threadId = id),
       ...(variables ? { variables } : {}),
       ...(elicit ? { elicit } : {}),
     });
+    if (callBudgetMs > 0 && (await outlives(done, callBudgetMs)) && threadId) {
+      // The host stops waiting here; the run goes on, reached through run_wait.
+      ctx.mcpReq.signal.removeEventListener('abort', forward);
+      background = await runtime.handles.detach(threadId, done, () => controller.abort());
+      if (latest) background(latest);
+      await settle();
+      return handleResult(threadId, callBudgetMs);
+    }
+    const result = await done;
     await settle();
-    return toCallToolResult(result);
+    return runResult(result);
   } catch (error) {
     if (!isAgentportError(error)) log.error(`tool ${name} failed: ${errorMessage(error)}`);
     await settle();
@@ -74,7 +96,41 @@ export function errorResult(error: ErrorInfo): CallToolResult {
   return { content: [{ type: 'text', text: error.message }], structuredContent: { error }, isError: true };
 }
 
-function toCallToolResult(result: RunResult): CallToolResult {
+/** Whether `done` is still pending after `ms` (it keeps going either way). */
+async function outlives(done: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const budget = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), ms)));
+  const finished = done.then(
+    () => false as const,
+    () => false as const,
+  );
+  try {
+    return await Promise.race([budget, finished]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What a call returns at the call budget: not an error, and one plain instruction. */
+function handleResult(threadId: string, budgetMs: number): CallToolResult {
+  return {
+    content: [
+      {
+        type: 'text',
+        text: `This is taking longer than ${seconds(budgetMs)}, so it goes on in the background (thread_id ${threadId}). Call run_wait with this thread_id to get the result.`,
+      },
+    ],
+    structuredContent: { thread_id: threadId, status: 'running' },
+    _meta: { [THREAD_META_KEY]: threadId },
+  };
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A run's result as a tool result. */
+export function runResult(result: RunResult): CallToolResult {
   const text = result.error
     ? `${result.error.message}${result.toolCalls.length ? `\nWhat was done: ${result.toolCalls.map((c) => `${c.name} (${c.status})`).join(', ')}` : ''}`
     : result.text;

@@ -8,6 +8,7 @@ import type { Registry } from '../registry/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { callExposedTool, errorResult } from './callTool.js';
 import { elicitation } from './elicitation.js';
+import { RUN_TOOLS, callRunTool, isRunTool } from './runTools.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
 import {
   CALL_TOOL,
@@ -30,7 +31,16 @@ export interface AgentportServer {
 
 export interface ServerOptions {
   toolSearch?: Partial<ToolSearchSettings>;
+  /**
+   * A call still running after this many milliseconds returns a handle and
+   * goes on in the background (run_wait, run_status, run_cancel). 0 turns it
+   * off. Default 50 s.
+   */
+  callBudgetMs?: number;
 }
+
+/** Hosts give up on a tool call after about 60 s: answer before that. */
+export const DEFAULT_CALL_BUDGET_MS = 50_000;
 
 /**
  * @param registry what to list
@@ -51,7 +61,11 @@ export function createAgentportServer(
   let loaded: Promise<Runtime> | undefined;
   const getRuntime = () => (loaded ??= typeof runtime === 'function' ? runtime() : Promise.resolve(runtime));
 
+  const callBudgetMs = options.callBudgetMs ?? DEFAULT_CALL_BUDGET_MS;
+  const runTools = callBudgetMs > 0 ? RUN_TOOLS : [];
+  const listed = [...surface.listed, ...runTools];
   const call = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult> => {
+    if (runTools.length && isRunTool(name) && !byName.has(name)) return callRunTool(await getRuntime(), name, args);
     const elicit = elicitation(server, ctx);
     if (surface.index && name === TOOL_SEARCH_NAME) return searchResult(surface.index, args);
     if (surface.searchOn && name === CALL_TOOL) {
@@ -63,9 +77,9 @@ export function createAgentportServer(
       if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) {
         return errorResult({ code: 'INVALID_ARGUMENTS', message: `${CALL_TOOL}: arguments must be an object` });
       }
-      return callExposedTool(getRuntime, byName, target, inner as Record<string, unknown> | undefined, ctx, elicit);
+      return callExposedTool(getRuntime, byName, target, inner as Record<string, unknown> | undefined, ctx, elicit, callBudgetMs);
     }
-    return callExposedTool(getRuntime, byName, name, args, ctx, elicit);
+    return callExposedTool(getRuntime, byName, name, args, ctx, elicit, callBudgetMs);
   };
 
   const factory: McpServerFactory = () => {
@@ -73,7 +87,7 @@ export function createAgentportServer(
       { name: 'agentport', title: 'agentport', version: VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: surface.instructions },
     );
-    server.setRequestHandler('tools/list', () => ({ tools: surface.listed }));
+    server.setRequestHandler('tools/list', () => ({ tools: listed }));
     server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx, server));
     return server;
   };

@@ -62,7 +62,7 @@ export class KeyedQueue {
 }
 
 const ROLES: ReadonlySet<string> = new Set<Role>(['system', 'user', 'assistant', 'tool']);
-const STATUSES: ReadonlySet<string> = new Set<ThreadStatus>(['idle', 'running', 'completed', 'failed', 'cancelled']);
+const STATUSES: ReadonlySet<string> = new Set<ThreadStatus>(['idle', 'running', 'completed', 'failed', 'cancelled', 'interrupted']);
 
 /** Current time as ISO 8601. */
 export function now(): string {

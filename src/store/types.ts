@@ -60,7 +60,8 @@ export interface StoredMessage {
 export type NewMessage = Omit<StoredMessage, 'id' | 'threadId' | 'seq' | 'createdAt'> & { id?: string };
 
 /** Lifecycle state of a thread. */
-export type ThreadStatus = 'idle' | 'running' | 'completed' | 'failed' | 'cancelled';
+/** `interrupted`: the process running it stopped (shutdown, crash) before the run ended. */
+export type ThreadStatus = 'idle' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 /** A conversation thread. */
 export interface ThreadRecord {

@@ -112,7 +112,7 @@ describe('HTTP on a non-loopback address', () => {
       expect((await post(url, {})).status).toBe(401);
       expect((await post(url, { authorization: 'Bearer wrong' })).status).toBe(401);
       const client = await connectHttp('legacy', url, { authorization: 'Bearer s3cret-token' });
-      expect((await client.listTools()).tools).toHaveLength(7);
+      expect((await client.listTools()).tools).toHaveLength(10);
       await client.close();
     } finally {
       await server.stop();

@@ -54,7 +54,7 @@ afterAll(async () => {
 describe('tool search at the MCP surface', () => {
   it('[TS-6] lists the always-load tools plus tool_search and call_tool', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['invoice_tool_0', 'shipment_tool_1', 'tool_search', 'call_tool']);
+    expect(tools.map((t) => t.name)).toEqual(['invoice_tool_0', 'shipment_tool_1', 'tool_search', 'call_tool', 'run_wait', 'run_status', 'run_cancel']);
     const search = tools.find((t) => t.name === 'tool_search')!;
     expect(search.description).toContain('billing.export-csv');
     expect(client.getInstructions()).toContain('Deferred tools: ');

@@ -12,6 +12,7 @@ interface ServeOptions extends DirOptions {
   maxSteps?: string;
   maxMessageMb?: string;
   toolTimeout?: string;
+  callBudget?: string;
   toolSearch?: string;
   toolSearchThreshold?: string;
 }
@@ -27,6 +28,7 @@ export function registerServeCommand(program: Command): void {
     .option('--port <port>', 'HTTP port', String(DEFAULT_PORT))
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
     .option('--max-steps <n>', 'model calls allowed in one run', String(DEFAULT_MAX_STEPS))
+    .option('--call-budget <s>', 'seconds after which a call returns a handle and the run goes on in the background (0: off)', '50')
     .option('--tool-timeout <s>', 'seconds a tool call may run before it is stopped (a tool or tool config timeoutMs wins)', '300')
     .option('--max-message-mb <n>', 'largest message accepted on stdio, in MiB (larger ones are refused with an error)', '64')
     .option('--tool-search <mode>', 'deferred tool search at the MCP surface: auto (over the threshold), on or off', 'auto')
@@ -57,6 +59,11 @@ export function registerServeCommand(program: Command): void {
         fail(`--tool-timeout must be a positive number of seconds, got "${options.toolTimeout}"`);
         return;
       }
+      const callBudget = Number(options.callBudget);
+      if (!(callBudget >= 0)) {
+        fail(`--call-budget must be a number of seconds (0 turns it off), got "${options.callBudget}"`);
+        return;
+      }
       const mode = options.toolSearch ?? 'auto';
       const threshold = Number(options.toolSearchThreshold);
       if (mode !== 'auto' && mode !== 'on' && mode !== 'off') {
@@ -81,7 +88,7 @@ export function registerServeCommand(program: Command): void {
             const [{ createRuntime }, { FileStore }] = await Promise.all([import('../../runtime/runtime.js'), import('../../store/fileStore.js')]);
             return createRuntime({ registry: loaded.registry, store: new FileStore({ dir: dataDir }), maxSteps, toolSearchThreshold: threshold, toolTimeoutMs: toolTimeout * 1000 });
           },
-          { toolSearch: { mode, threshold } },
+          { toolSearch: { mode, threshold }, callBudgetMs: callBudget * 1000 },
         );
       } catch (error) {
         fail(error instanceof Error ? error.message : String(error));

@@ -1,0 +1,104 @@
+/**
+ * Run handles: a call still running at the call budget returns a handle; the
+ * run goes on and run_wait, run_status and run_cancel reach it, from the
+ * store too when the process that ran it is gone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeModelServer } from '../support/fakeModelServer.js';
+import { startInProcess, textOf, type InProcessAgentport } from '../support/inProcess.js';
+import { MemoryStore } from '../../src/store/memoryStore.js';
+import { RUNTIME_AGENTS } from './harness.js';
+
+const model = new FakeModelServer();
+const store = new MemoryStore();
+let agentport: InProcessAgentport;
+const start = (callBudgetMs: number) =>
+  startInProcess({ agentsDir: RUNTIME_AGENTS, env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' }, runtime: { store }, server: { callBudgetMs } });
+
+beforeAll(async () => {
+  await model.start();
+  agentport = await start(300);
+});
+afterAll(async () => {
+  await agentport.close();
+  await model.stop();
+});
+
+const structured = (result: { structuredContent?: unknown }) => result.structuredContent as { thread_id: string; status?: string; progress?: string; error?: { code: string } };
+
+describe('run handles', () => {
+  it('[RL-1] lists run_wait, run_status and run_cancel, unless the call budget is off', async () => {
+    const client = await agentport.connect();
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['run_wait', 'run_status', 'run_cancel']));
+    const off = await start(0);
+    try {
+      const other = await off.connect();
+      expect((await other.listTools()).tools.map((t) => t.name)).not.toContain('run_wait');
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('[RL-1] returns a handle at the call budget; the run goes on and run_wait gets its result', async () => {
+    const client = await agentport.connect();
+    model.reply({ text: 'the slow answer', delayMs: 900 });
+    const started = Date.now();
+    const first = await client.callTool({ name: 'forgetful', arguments: { message: 'take your time' } });
+    expect(Date.now() - started).toBeLessThan(850);
+    expect(first.isError).toBeFalsy();
+    const threadId = structured(first).thread_id;
+    expect(structured(first).status).toBe('running');
+    expect(textOf(first)).toBe(`This is taking longer than 0.3 s, so it goes on in the background (thread_id ${threadId}). Call run_wait with this thread_id to get the result.`);
+
+    const status = await client.callTool({ name: 'run_status', arguments: { thread_id: threadId } });
+    expect(structured(status)).toMatchObject({ thread_id: threadId, status: 'running', progress: 'forgetful: step 1, calling the model' });
+    expect((await store.getThread(threadId))!.status).toBe('running');
+
+    const short = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 0.05 } });
+    expect(textOf(short)).toMatch(/^Still running/);
+    const done = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 5 } });
+    expect(done.isError).toBeFalsy();
+    expect(textOf(done)).toBe('the slow answer');
+    expect(structured(done)).toMatchObject({ thread_id: threadId, response: 'the slow answer', steps: 1 });
+    expect((await store.getThread(threadId))!.status).toBe('idle');
+  });
+
+  it('[RL-1] run_cancel stops a background run', async () => {
+    const client = await agentport.connect();
+    model.reply({ text: 'never seen', delayMs: 3000 });
+    const first = await client.callTool({ name: 'forgetful', arguments: { message: 'slow' } });
+    const threadId = structured(first).thread_id;
+    const cancelled = await client.callTool({ name: 'run_cancel', arguments: { thread_id: threadId } });
+    expect(cancelled.isError).toBe(true);
+    expect(structured(cancelled)).toMatchObject({ status: 'cancelled', error: { code: 'CANCELLED' } });
+    expect((await store.getThread(threadId))!.status).toBe('cancelled');
+  });
+
+  it('[RL-1] answers run_wait from the store after a restart, and reports a run left running as interrupted', async () => {
+    const client = await agentport.connect();
+    model.reply({ text: 'finished before the restart', delayMs: 500 });
+    const first = await client.callTool({ name: 'forgetful', arguments: { message: 'slow' } });
+    const threadId = structured(first).thread_id;
+    await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 5 } });
+
+    const restarted = await start(300);
+    try {
+      const again = await restarted.connect();
+      const stored = await again.callTool({ name: 'run_wait', arguments: { thread_id: threadId } });
+      expect(textOf(stored)).toBe('finished before the restart');
+
+      // A thread some process left running, and nothing runs it now.
+      const orphan = await store.createThread({ prompt: 'forgetful' });
+      await store.updateThread(orphan.id, { status: 'running' });
+      const interrupted = await again.callTool({ name: 'run_wait', arguments: { thread_id: orphan.id } });
+      expect(interrupted.isError).toBe(true);
+      expect(structured(interrupted)).toMatchObject({ status: 'interrupted', error: { code: 'INTERRUPTED' } });
+      expect((await store.getThread(orphan.id))!.status).toBe('interrupted');
+      const unknown = await again.callTool({ name: 'run_status', arguments: { thread_id: 'no-such-thread' } });
+      expect(structured(unknown).error).toMatchObject({ code: 'THREAD_NOT_FOUND' });
+    } finally {
+      await restarted.close();
+    }
+  });
+});
