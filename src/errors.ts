@@ -79,7 +79,20 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Throws CANCELLED when the signal has aborted. */
+/**
+ * Why an aborted run stops: the reason it was aborted with when that is an
+ * AgentportError (INTERRUPTED at shutdown), CANCELLED otherwise.
+ */
+export function abortError(signal: AbortSignal | undefined): AgentportError {
+  return isAgentportError(signal?.reason) ? signal.reason : new AgentportError('CANCELLED', 'the call was cancelled');
+}
+
+/** Throws when the signal has aborted (see abortError). */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new AgentportError('CANCELLED', 'the call was cancelled');
+  if (signal?.aborted) throw abortError(signal);
+}
+
+/** The run stopped because its caller or the server stopped it: not a failure of the run itself. */
+export function isStop(error: unknown): error is AgentportError {
+  return hasCode(error, 'CANCELLED') || hasCode(error, 'INTERRUPTED');
 }

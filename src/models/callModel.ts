@@ -4,7 +4,7 @@
  * the model's `fallbacks` are tried in order. Cancellation is never retried.
  */
 import type { ModelDefinition, ModelProvider, ModelRequest, ModelResponse } from '../definitions/types.js';
-import { AgentportError, errorMessage, throwIfAborted } from '../errors.js';
+import { AgentportError, abortError, errorMessage, throwIfAborted } from '../errors.js';
 import type { ModelResolver } from './resolveModel.js';
 
 export interface CallModelOptions {
@@ -127,7 +127,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(new AgentportError('CANCELLED', 'the call was cancelled'));
+      reject(abortError(signal));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });

@@ -34,6 +34,12 @@ export interface Runtime {
   provideVariables(threadId: string, requestId: string, values: Record<string, unknown>): Promise<{ reference: string | undefined }>;
   /** Runs that outlived their call (run_wait, run_status, run_cancel). */
   readonly handles: RunHandles;
+  /**
+   * Stops taking calls, interrupts every run (each records what it did and
+   * which tool calls did not complete), waits up to `graceMs` for them to
+   * settle, and flushes the store.
+   */
+  shutdown(graceMs: number): Promise<void>;
 }
 
 export interface VariableRequestInfo {
@@ -79,6 +85,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         return store.updateThread(threadId, { meta: patch({ ...thread.meta }) });
       }),
     serialize: (threadId, work) => oneAtATime(threadId, work),
+    stopping: new AbortController(),
     engine: { runToCompletion, invokeTool },
   };
   const metaWrites = new Map<string, Promise<unknown>>();
@@ -175,7 +182,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const started = childRecords(parent.thread.meta).find((r) => r.name === pending.name && r.agent === pending.subagent);
       return { reference: started?.reference };
     }),
+    async shutdown(graceMs) {
+      services.stopping.abort(new AgentportError('INTERRUPTED', 'the server stopped before the run ended'));
+      const running = [...services.activeRuns.values()].map((run) => run.ended);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(running), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+      await store.close?.();
+    },
     runPrompt: (request) => {
+      if (services.stopping.signal.aborted) return Promise.reject(new AgentportError('INTERRUPTED', 'the server is stopping: call again once it has restarted'));
       const threadId = typeof request.args.thread_id === 'string' && request.args.thread_id ? request.args.thread_id : undefined;
       return oneAtATime(threadId, () => runPrompt(request));
     },

@@ -27,6 +27,8 @@ export interface AgentportServer {
   surface: Surface;
   /** The runtime (created on first use), for the HTTP transport's thread endpoints. */
   runtime: () => Promise<Runtime>;
+  /** Interrupts running work and flushes the store (nothing to do when no call ever came). */
+  shutdown(graceMs: number): Promise<void>;
 }
 
 export interface ServerOptions {
@@ -59,7 +61,10 @@ export function createAgentportServer(
     threshold: options.toolSearch?.threshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
   });
   let loaded: Promise<Runtime> | undefined;
-  const getRuntime = () => (loaded ??= typeof runtime === 'function' ? runtime() : Promise.resolve(runtime));
+  // Kept once known, so shutdown can interrupt runs at once (not a promise tick later).
+  let ready: Runtime | undefined;
+  const getRuntime = () =>
+    (loaded ??= (typeof runtime === 'function' ? runtime() : Promise.resolve(runtime)).then((instance) => (ready = instance)));
 
   const callBudgetMs = options.callBudgetMs ?? DEFAULT_CALL_BUDGET_MS;
   const runTools = callBudgetMs > 0 ? RUN_TOOLS : [];
@@ -91,7 +96,16 @@ export function createAgentportServer(
     server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx, server));
     return server;
   };
-  return { factory, tools, surface, runtime: getRuntime };
+  return {
+    factory,
+    tools,
+    surface,
+    runtime: getRuntime,
+    shutdown: async (graceMs) => {
+      if (ready) await ready.shutdown(graceMs);
+      else if (loaded) await (await loaded).shutdown(graceMs);
+    },
+  };
 }
 
 async function searchResult(index: () => Promise<ToolSearchIndex>, raw: Record<string, unknown> | undefined): Promise<CallToolResult> {

@@ -17,6 +17,8 @@ export interface StdioOptions {
   maxMessageMb?: number;
   /** Where JSON-RPC goes (the real stdout, when process.stdout itself is redirected). */
   output?: Writable;
+  /** Called when the host closes stdin (default: exit). */
+  onEnd?: () => void;
 }
 
 export function startStdio(server: AgentportServer, options: StdioOptions = {}): void {
@@ -35,9 +37,13 @@ export function startStdio(server: AgentportServer, options: StdioOptions = {}):
     log.info('waiting for an MCP client on stdin: hosts such as Claude Desktop launch this command themselves.');
     log.info('To try it by hand: npx @modelcontextprotocol/inspector --cli --config mcp.json --server agentport --method tools/list');
   }
-  // The SDK closes its transport on EOF; exit explicitly so nothing (a
-  // pending model call, a timer) keeps a server with no host alive.
+  // The SDK closes its transport on EOF; the server then stops, so nothing
+  // (a pending model call, a timer) keeps a server with no host alive.
   process.stdin.once('end', () => {
-    void handle.close().finally(() => process.exit(0));
+    // Stop first (running work is interrupted and recorded), then close the transport.
+    if (options.onEnd) options.onEnd();
+    void handle.close().finally(() => {
+      if (!options.onEnd) process.exit(0);
+    });
   });
 }

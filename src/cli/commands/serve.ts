@@ -13,6 +13,7 @@ interface ServeOptions extends DirOptions {
   maxMessageMb?: string;
   toolTimeout?: string;
   callBudget?: string;
+  shutdownGrace?: string;
   toolSearch?: string;
   toolSearchThreshold?: string;
 }
@@ -28,6 +29,7 @@ export function registerServeCommand(program: Command): void {
     .option('--port <port>', 'HTTP port', String(DEFAULT_PORT))
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
     .option('--max-steps <n>', 'model calls allowed in one run', String(DEFAULT_MAX_STEPS))
+    .option('--shutdown-grace <s>', 'seconds running work gets to record itself when the server stops', '10')
     .option('--call-budget <s>', 'seconds after which a call returns a handle and the run goes on in the background (0: off)', '50')
     .option('--tool-timeout <s>', 'seconds a tool call may run before it is stopped (a tool or tool config timeoutMs wins)', '300')
     .option('--max-message-mb <n>', 'largest message accepted on stdio, in MiB (larger ones are refused with an error)', '64')
@@ -95,6 +97,23 @@ export function registerServeCommand(program: Command): void {
         return;
       }
       if (server.surface.searchOn) log.info(`tool search on: ${server.surface.deferred.length} of ${server.tools.length} tool(s) deferred`);
+      const graceMs = Number(options.shutdownGrace ?? '10') * 1000;
+      // SIGTERM, SIGINT and (stdio) stdin closing: running work is interrupted and recorded, then the process exits.
+      let stopping = false;
+      const stop = (why: string, close?: () => Promise<void>) => {
+        if (stopping) return;
+        stopping = true;
+        log.info(`stopping (${why})`);
+        const deadline = setTimeout(() => process.exit(0), graceMs + 2000);
+        deadline.unref();
+        // Runs are interrupted (and record it) before connections close, which would cancel them instead.
+        void server
+          .shutdown(graceMs)
+          .catch((error: unknown) => log.error(`shutdown: ${error instanceof Error ? error.message : String(error)}`))
+          .then(() => close?.())
+          .catch(() => {})
+          .finally(() => process.exit(0));
+      };
       if (!options.http) {
         const maxMessageMb = Number(options.maxMessageMb);
         if (!(maxMessageMb > 0)) {
@@ -102,7 +121,9 @@ export function registerServeCommand(program: Command): void {
           return;
         }
         const { startStdio } = await import('../../server/stdio.js');
-        startStdio(server, { maxMessageMb, ...(protocolOutput ? { output: protocolOutput } : {}) });
+        startStdio(server, { maxMessageMb, ...(protocolOutput ? { output: protocolOutput } : {}), onEnd: () => stop('stdin closed') });
+        process.once('SIGINT', () => stop('SIGINT'));
+        process.once('SIGTERM', () => stop('SIGTERM'));
         log.info(`serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} on stdio`);
         return;
       }
@@ -121,9 +142,8 @@ export function registerServeCommand(program: Command): void {
           ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
         });
         log.info(`serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}`);
-        const stop = () => void running.close().finally(() => process.exit(0));
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        process.once('SIGINT', () => stop('SIGINT', running.close));
+        process.once('SIGTERM', () => stop('SIGTERM', running.close));
       } catch (error) {
         fail(error instanceof Error ? error.message : String(error));
       }

@@ -6,7 +6,7 @@
  * called, or `maxSessionTurns` is reached. A side that exceeds its maxSteps,
  * or a model that keeps failing, ends the session as an error.
  */
-import { AgentportError, isAgentportError, hasCode } from '../../errors.js';
+import { AgentportError, hasCode, isAgentportError, isStop } from '../../errors.js';
 import { runTurn } from '../loop/runTurn.js';
 import { startImmediateSubagents } from '../subagents/immediate.js';
 import type { Run, SessionResult } from '../run/types.js';
@@ -35,7 +35,7 @@ export async function runSession(run: Run): Promise<SessionResult> {
     }
   } catch (error) {
     // Cancellation and failures of agentport itself propagate; a run that could not finish is a result.
-    if (!isAgentportError(error) || hasCode(error, 'CANCELLED') || hasCode(error, 'INTERNAL')) throw run.redactor.error(error);
+    if (!isAgentportError(error) || isStop(error) || hasCode(error, 'INTERNAL')) throw run.redactor.error(error);
     const info = (run.redactor.error(error) as AgentportError).info();
     // The turn that failed counts: it ran.
     return { text: '', turns: turns + 1, error: info };

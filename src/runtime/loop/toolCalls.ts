@@ -105,9 +105,21 @@ function isToolResult(value: unknown): value is ToolResult {
 
 /** Stored directly, without hooks: this runs while the run is failing. */
 async function closeUnansweredCalls(run: Run, calls: readonly StoredToolCall[], error: unknown): Promise<void> {
-  const reason = hasCode(error, 'CANCELLED') ? 'cancelled before this tool call finished' : `stopped: ${errorMessage(error)}`;
+  const reason = hasCode(error, 'CANCELLED')
+    ? 'cancelled before this tool call finished'
+    : hasCode(error, 'INTERRUPTED')
+      ? 'the server stopped before this tool call finished'
+      : `stopped: ${errorMessage(error)}`;
+  const interrupted = hasCode(error, 'INTERRUPTED');
   for (const call of calls) {
-    const message = ownedBy(run, run.execution.currentSide, { role: 'tool', content: `Error: ${reason}`, toolCallId: call.id, toolName: call.name, toolStatus: 'error' });
+    const message = ownedBy(run, run.execution.currentSide, {
+      role: 'tool',
+      content: `Error: ${reason}`,
+      toolCallId: call.id,
+      toolName: call.name,
+      toolStatus: 'error',
+      ...(interrupted ? { meta: { interrupted: true } } : {}),
+    });
     await run.services.store
       .appendMessage(run.thread.id, run.redactor.deep(message))
       .then((stored) => run.messages.push(stored))

@@ -7,9 +7,20 @@ import { runSession } from '../agents/session.js';
 import { recordStatus, recordThrown } from './threadStatus.js';
 import type { Run, SessionResult } from './types.js';
 
-export async function runToCompletion(run: Run): Promise<SessionResult> {
+export function runToCompletion(run: Run): Promise<SessionResult> {
+  const done = execute(run);
+  run.ended = done.catch(() => {});
+  return done;
+}
+
+async function execute(run: Run): Promise<SessionResult> {
   const { store, activeRuns } = run.services;
   activeRuns.set(run.thread.id, run);
+  // Marked running (off the reply path): a process that dies now leaves a trace the next call reads.
+  if (run.thread.status !== 'running') {
+    run.thread = { ...run.thread, status: 'running' };
+    void store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
+  }
   let ended = false;
   try {
     const result = await runSession(run);
@@ -17,7 +28,7 @@ export async function runToCompletion(run: Run): Promise<SessionResult> {
     ended = true;
     return result;
   } catch (error) {
-    await recordThrown(run.services, run.thread.id, error);
+    await recordThrown(run.services, run.thread.id, error, run.sessionStartSeq);
     throw run.redactor.error(error);
   } finally {
     run.finished = true;

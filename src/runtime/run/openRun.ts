@@ -19,7 +19,7 @@ import { withoutTools } from '../loop/context.js';
 import { Redactor } from '../variables/secrets.js';
 import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from '../variables/variables.js';
 import { attachToTurn, openTurn } from './openTurn.js';
-import { recordThrown } from './threadStatus.js';
+import { INTERRUPTED_FROM_META, recordThrown } from './threadStatus.js';
 import type { Elicit, Run, Services, Side } from './types.js';
 
 export interface RunSpec {
@@ -102,6 +102,8 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     }
   }
 
+  // A run stops when its caller cancels or when the server shuts down.
+  const signal = AbortSignal.any([spec.signal, services.stopping.signal]);
   const thread =
     existing ??
     (await services.store.createThread({
@@ -118,14 +120,14 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     args: spec.args,
     scope,
     redactor,
-    signal: spec.signal,
+    signal,
     progress: (message) => spec.progress(redactor.text(message)),
     ancestry: [...(parent?.ancestry ?? []), prompt.name],
     sessionStartSeq: Number.POSITIVE_INFINITY,
     messages: existing ? await services.store.listMessages(thread.id) : [],
     // A sub-prompt with includeChat sees the caller's conversation, as chat only.
     parentChat: parent && !spec.isolated && prompt.definition.includeChat ? parent.messages.flatMap(withoutTools) : [],
-    execution: new Execution(spec.signal),
+    execution: new Execution(signal),
     queue: [],
     context: {},
     tally: { toolCalls: [], steps: 0 },
@@ -157,6 +159,12 @@ async function startThread(run: Run, spec: RunSpec, rendered: NewMessage[], isNe
   for (const side of [sides.a, sides.b]) if (side) side.preamble = await systemMessageHooks(side, threadState(run, side));
 
   let turn = spec.opening ?? rendered;
+  const interruption = interruptedSession(run);
+  if (interruption) {
+    // The interrupted turn is shown again, with a note of what did not complete, before the new message.
+    turn = [interruption.note, ...turn];
+    run.sessionStartSeq = interruption.fromSeq;
+  }
   if (spec.attachmentPaths?.length && spec.parent) {
     try {
       turn = attachToTurn(turn, await copyAttachments(spec.parent, thread.id, spec.attachmentPaths));
@@ -168,6 +176,33 @@ async function startThread(run: Run, spec: RunSpec, rendered: NewMessage[], isNe
     const stored = await storeMessage(run, sides.a, state, message);
     run.sessionStartSeq = Math.min(run.sessionStartSeq, stored.seq);
   }
+}
+
+/**
+ * A thread whose last run did not end: interrupted at shutdown, or left
+ * `running` by a process that is gone (nothing runs it here). The model is
+ * shown that run's messages again, and told which tool calls did not
+ * complete, so it does not blindly repeat the ones that did.
+ */
+function interruptedSession(run: Run): { note: NewMessage; fromSeq: number } | undefined {
+  const { thread, messages, services } = run;
+  const crashed = thread.status === 'running' && !services.activeRuns.has(thread.id);
+  if (thread.status !== 'interrupted' && !crashed) return undefined;
+  const recorded = thread.meta?.[INTERRUPTED_FROM_META];
+  const lastUser = messages.findLast((m) => m.role === 'user')?.seq;
+  const fromSeq = typeof recorded === 'number' ? recorded : lastUser ?? 1;
+  const session = messages.filter((m) => m.seq >= fromSeq);
+  const answered = new Map(session.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m] as const));
+  const incomplete = session
+    .flatMap((m) => m.toolCalls ?? [])
+    .filter((call) => !answered.has(call.id) || answered.get(call.id)?.meta?.interrupted === true)
+    .map((call) => `${call.name}(${call.arguments})`);
+  const text =
+    'Note: the previous turn of this conversation was interrupted because the server stopped before it finished. ' +
+    (incomplete.length
+      ? `These tool calls did not complete: ${incomplete.join('; ')}. Tool calls with results above did complete: check them before repeating anything.`
+      : 'Every tool call above that has a result did complete.');
+  return { note: { role: 'user', content: text, meta: { interruption: true } }, fromSeq };
 }
 
 /**

@@ -15,8 +15,16 @@ export async function recordStatus(store: Store, thread: ThreadRecord, status: T
  * `failed`. The meta is patched from a fresh read (other actors may have
  * written it since the run began). Never throws itself.
  */
-export async function recordThrown(services: Pick<Services, 'store' | 'patchThreadMeta'>, threadId: string, error: unknown): Promise<void> {
+export async function recordThrown(services: Pick<Services, 'store' | 'patchThreadMeta'>, threadId: string, error: unknown, sessionStartSeq?: number): Promise<void> {
   const cancelled = hasCode(error, 'CANCELLED');
-  await services.store.updateThread(threadId, { status: cancelled ? 'cancelled' : 'failed' }).catch(() => {});
+  const interrupted = hasCode(error, 'INTERRUPTED');
+  await services.store.updateThread(threadId, { status: cancelled ? 'cancelled' : interrupted ? 'interrupted' : 'failed' }).catch(() => {});
   if (cancelled) await services.patchThreadMeta(threadId, (meta) => ({ ...meta, cancelledAt: new Date().toISOString() })).catch(() => {});
+  // Where the interrupted session began: the next call shows it to the model again.
+  if (interrupted && sessionStartSeq !== undefined && Number.isFinite(sessionStartSeq)) {
+    await services.patchThreadMeta(threadId, (meta) => ({ ...meta, [INTERRUPTED_FROM_META]: sessionStartSeq })).catch(() => {});
+  }
 }
+
+/** Thread meta: the first seq of a session that was interrupted. */
+export const INTERRUPTED_FROM_META = 'interruptedFromSeq';

@@ -43,6 +43,8 @@ export interface Services {
    * fresh read, so runs and subagents writing the same thread lose nothing.
    */
   patchThreadMeta(threadId: string, patch: (meta: Record<string, unknown>) => Record<string, unknown>): Promise<ThreadRecord>;
+  /** Aborted (with INTERRUPTED) when the server shuts down: every run's signal follows it. */
+  stopping: AbortController;
   /** Runs `work` after every earlier turn of the thread has ended: turns of one thread never overlap. */
   serialize<T>(threadId: string, work: () => Promise<T>): Promise<T>;
   /**
@@ -129,6 +131,8 @@ export interface Run {
   tally: { toolCalls: ToolCallRecord[]; steps: number };
   /** Set once the session ended: later queueMessage calls start a new turn. */
   finished: boolean;
+  /** Settles when the run has ended and recorded its outcome (set while it runs). */
+  ended?: Promise<unknown>;
   /** The side that takes the first turn (a resumable subagent receiving on side B starts there). */
   firstSide: 'a' | 'b';
   /** The run that called this one (a sub-prompt's or subagent's caller). */

@@ -7,7 +7,7 @@
  * until its current session has ended.
  */
 import type { ToolResult } from '../../definitions/types.js';
-import { AgentportError, errorMessage, hasCode } from '../../errors.js';
+import { AgentportError, errorMessage, isStop } from '../../errors.js';
 import type { AttachmentRef, NewMessage } from '../../store/types.js';
 import { storeMessage } from '../loop/storeMessage.js';
 import { openRun } from '../run/openRun.js';
@@ -196,7 +196,7 @@ function runSession(parent: Run, record: ChildRecord, blocking: boolean, open: (
       services.log(`subagent "${record.name}" (${record.reference}) stopped: ${opened ? opened.redactor.text(errorMessage(error)) : errorMessage(error)}`);
       // The parent was told a result would come: it hears that none will.
       const thread = opened?.thread ?? (await services.store.getThread(record.reference));
-      if (thread && record.parentCommunication === 'implicit' && !hasCode(error, 'CANCELLED')) {
+      if (thread && record.parentCommunication === 'implicit' && !isStop(error)) {
         await deliverToParent(services, thread, `It stopped without a result: ${errorMessage(error)}`, { replyExpected: false }).catch(() => {});
       }
     },

@@ -4,7 +4,7 @@
  * tools. Used for the model's tool calls and for ThreadState.invokeTool.
  */
 import type { ThreadState, ToolResult } from '../../definitions/types.js';
-import { errorMessage, hasCode } from '../../errors.js';
+import { errorMessage, isStop } from '../../errors.js';
 import { TOOL_SEARCH_NAME } from '../../search/toolSearchTool.js';
 import type { AttachmentRef } from '../../store/types.js';
 import type { ControlRole, Run, Side } from '../run/types.js';
@@ -58,7 +58,7 @@ export async function runTool(run: Run, side: Side, name: string, argumentText: 
       try {
         result = tool.kind === 'subagent' ? await runSubagentTool(run, side, tool, argumentText) : await runLifecycleTool(run, side, tool, argumentText);
       } catch (error) {
-        if (hasCode(error, 'CANCELLED')) throw error;
+        if (isStop(error)) throw error;
         result = { status: 'error', error: errorMessage(error) };
       }
       // Files a subagent handed over are already in this thread: they link to the result message.

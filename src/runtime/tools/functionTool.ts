@@ -5,7 +5,7 @@
  * new attachments under /attachments/.
  */
 import { describeZodIssues } from '../../definitions/issues.js';
-import { AgentportError, errorMessage, hasCode } from '../../errors.js';
+import { AgentportError, abortError, errorMessage, isStop } from '../../errors.js';
 import type { AttachmentRef, ToolAttachment, ToolResult } from '../../definitions/types.js';
 import { isZodObject } from '../../definitions/zodShape.js';
 import type { Store } from '../../store/types.js';
@@ -100,7 +100,7 @@ async function run(execute: () => unknown, runSignal: AbortSignal, controller: A
   let onAbort: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
   const cancelled = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new AgentportError('CANCELLED', 'the call was cancelled'));
+    onAbort = () => reject(abortError(runSignal));
     if (runSignal.aborted) onAbort();
     else runSignal.addEventListener('abort', onAbort, { once: true });
   });
@@ -114,7 +114,7 @@ async function run(execute: () => unknown, runSignal: AbortSignal, controller: A
   try {
     return await Promise.race([Promise.resolve().then(execute).then(normalizeResult), cancelled, timedOut]);
   } catch (error) {
-    if (hasCode(error, 'CANCELLED')) throw error;
+    if (isStop(error)) throw error;
     return {
       status: 'error',
       error: error instanceof Error ? error.message : String(error),

@@ -5,7 +5,7 @@
  * (see docs/subprompt-results.md).
  */
 import type { ToolResult } from '../../definitions/types.js';
-import { errorMessage, hasCode } from '../../errors.js';
+import { errorMessage, isStop } from '../../errors.js';
 import { openRun } from '../run/openRun.js';
 import type { Run } from '../run/types.js';
 import { subpromptInput } from './subpromptInput.js';
@@ -34,7 +34,7 @@ export async function runSubprompt(parent: Run, tool: OfferedSubprompt, argument
       attachmentPaths: input.attachmentPaths,
     });
   } catch (error) {
-    if (hasCode(error, 'CANCELLED')) throw error;
+    if (isStop(error)) throw error;
     return { status: 'error', error: errorMessage(error) };
   }
   const outcome = await services.engine.runToCompletion(child);
