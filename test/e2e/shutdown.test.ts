@@ -117,6 +117,8 @@ describe('stopping while a tool runs', () => {
   it('[RL-4] after kill -9, the next process treats the run left running as interrupted', async () => {
     const dataDir = tempDir();
     const busy = await startBusyCall(dataDir);
+    // A run is marked running once it has gone on for a moment.
+    await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 5000 }).toBe('running');
     process.kill(busy.pid, 'SIGKILL');
     await busy.exited;
     const { thread } = await threadOf(dataDir);

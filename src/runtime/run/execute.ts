@@ -7,6 +7,9 @@ import { runSession } from '../agents/session.js';
 import { recordStatus, recordThrown } from './threadStatus.js';
 import type { Run, SessionResult } from './types.js';
 
+/** How long a run goes before it is marked running in the store. */
+const RUNNING_MARK_AFTER_MS = 500;
+
 export function runToCompletion(run: Run): Promise<SessionResult> {
   const done = execute(run);
   run.ended = done.catch(() => {});
@@ -16,21 +19,27 @@ export function runToCompletion(run: Run): Promise<SessionResult> {
 async function execute(run: Run): Promise<SessionResult> {
   const { store, activeRuns } = run.services;
   activeRuns.set(run.thread.id, run);
-  // Marked running (off the reply path): a process that dies now leaves a trace the next call reads.
-  if (run.thread.status !== 'running') {
+  // A run still going after a moment is marked running (off the reply path): a process that dies
+  // then leaves a trace the next call reads. Quick runs cost no write.
+  const mark = setTimeout(() => {
+    if (run.finished || run.thread.status === 'running') return;
     run.thread = { ...run.thread, status: 'running' };
     void store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
-  }
+  }, RUNNING_MARK_AFTER_MS);
+  mark.unref();
   let ended = false;
   try {
     const result = await runSession(run);
+    clearTimeout(mark);
     await recordStatus(store, run.thread, run.execution.terminated ? 'completed' : result.error ? 'failed' : 'idle');
     ended = true;
     return result;
   } catch (error) {
+    clearTimeout(mark);
     await recordThrown(run.services, run.thread.id, error, run.sessionStartSeq);
     throw run.redactor.error(error);
   } finally {
+    clearTimeout(mark);
     run.finished = true;
     if (activeRuns.get(run.thread.id) === run) activeRuns.delete(run.thread.id);
     handOverQueue(run, ended);
