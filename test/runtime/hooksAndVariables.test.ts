@@ -69,6 +69,19 @@ describe('variables', () => {
     expect(h.sent()[3]!.messages.find((m) => m.role === 'tool')!.content).toBe('region=from-call store=store-from-env token=[redacted secret]');
   });
 
+  it('[RL-7] refuses values for variables the prompt does not use, storing nothing', async () => {
+    const threadsBefore = (await h.agentport.runtime.store.listThreads()).length;
+    const result = await h.call('configured', { message: 'go' }, { 'agentport/variables': { CUSTOMER: 'c-9', STRAY_TOKEN: 'sk-stray-123456' } });
+    expect(result.isError).toBe(true);
+    expect((result.structuredContent as { error: unknown }).error).toEqual({
+      code: 'INVALID_ARGUMENTS',
+      message: '"configured" does not use the variable STRAY_TOKEN: only declared variables can be sent with a call (nothing was stored)',
+      data: { unknown: ['STRAY_TOKEN'] },
+    });
+    expect((await h.agentport.runtime.store.listThreads()).length).toBe(threadsBefore);
+    expect(h.sent()).toEqual([]);
+  });
+
   it('[TL-10] keeps call-supplied values with the thread for later turns', async () => {
     h.model.reply({ text: 'first' });
     const first = await h.call('configured', { message: 'go' }, { 'agentport/variables': { CUSTOMER: 'c-2' } });

@@ -15,6 +15,7 @@ import { Execution } from '../state/execution.js';
 import { copyFilesAcross } from '../state/files.js';
 import { TERMINATED_META, threadState } from '../state/threadState.js';
 import { loadedToolsOf } from '../tools/deferredTools.js';
+import { specsOf } from '../tools/toolset.js';
 import { withoutTools } from '../loop/context.js';
 import { Redactor } from '../variables/secrets.js';
 import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from '../variables/variables.js';
@@ -78,6 +79,7 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     sides.b = buildSide(services, { key: 'b', prompt: promptB, config: agent!.definition.sideB, agent, preamble: openedB.preamble, extraTools: openedB.extraTools, loadedTools, runLabel: spec.label }, log);
   }
 
+  refuseUndeclared(spec, sides);
   const stored = existing ? await services.store.getVariables(existing.id) : [];
   const scope = variableScope(services, spec, sides, stored);
   const missing = scope.missing();
@@ -146,6 +148,33 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     throw redactor.error(error);
   }
   return run;
+}
+
+/**
+ * Values sent with a call must be for names the run uses: declared by its
+ * prompts, agent or tools, or read by its subagent configs (optional flags,
+ * immediate names and scoped values). Anything else is refused, never stored.
+ */
+function refuseUndeclared(spec: RunSpec, sides: { a: Side; b?: Side }): void {
+  if (!spec.variables || spec.parent) return;
+  const used = new Set<string>();
+  for (const side of [sides.a, sides.b]) {
+    if (!side) continue;
+    for (const d of declarationsFor(side.prompt, spec.agent, side.toolset)) used.add(d.name);
+    for (const sub of side.toolset.flatMap(specsOf)) {
+      if (sub.optional) used.add(sub.optional);
+      const immediate = sub.config.immediate;
+      if (typeof immediate === 'object') for (const name of [immediate.nameEnv, immediate.descriptionEnv, ...(immediate.scopedEnv ?? [])]) if (name) used.add(name);
+    }
+  }
+  const unknown = Object.keys(spec.variables).filter((name) => !used.has(name));
+  if (unknown.length) {
+    throw new AgentportError(
+      'INVALID_ARGUMENTS',
+      `"${spec.target}" does not use the variable${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}: only declared variables can be sent with a call (nothing was stored)`,
+      { unknown },
+    );
+  }
 }
 
 /** Hooks of a new thread, the call's values, system messages, then the opening messages. */
