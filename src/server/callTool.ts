@@ -31,6 +31,8 @@ export async function callExposedTool(
   ctx: ServerContext,
   elicit?: Elicit,
   callBudgetMs = 0,
+  /** The call's abort signal (the request's, unless the server tracks cancellation itself). */
+  signal: AbortSignal = ctx.mcpReq.signal,
 ): Promise<CallToolResult> {
   if (!tools.has(name)) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
@@ -52,8 +54,9 @@ export async function callExposedTool(
   };
   // The run has a signal of its own: linked to the call until the call stops waiting for it.
   const controller = new AbortController();
-  const forward = () => controller.abort(ctx.mcpReq.signal.reason);
-  ctx.mcpReq.signal.addEventListener('abort', forward, { once: true });
+  const forward = () => controller.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
   let threadId: string | undefined;
   let background: ((message: string) => void) | undefined;
   let latest: string | undefined;
@@ -75,7 +78,7 @@ export async function callExposedTool(
     });
     if (callBudgetMs > 0 && (await outlives(done, callBudgetMs)) && threadId) {
       // The host stops waiting here; the run goes on, reached through run_wait.
-      ctx.mcpReq.signal.removeEventListener('abort', forward);
+      signal.removeEventListener('abort', forward);
       background = await runtime.handles.detach(threadId, done, () => controller.abort());
       if (latest) background(latest);
       await settle();

@@ -7,6 +7,7 @@ import { Server, type CallToolResult, type McpServerFactory, type ServerContext 
 import type { Registry } from '../registry/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { callExposedTool, errorResult } from './callTool.js';
+import { CallCancellations } from './cancellations.js';
 import { elicitation } from './elicitation.js';
 import { RUN_TOOLS, callRunTool, isRunTool } from './runTools.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
@@ -69,7 +70,10 @@ export function createAgentportServer(
   const callBudgetMs = options.callBudgetMs ?? DEFAULT_CALL_BUDGET_MS;
   const runTools = callBudgetMs > 0 ? RUN_TOOLS : [];
   const listed = [...surface.listed, ...runTools];
-  const call = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult> => {
+  const cancellations = new CallCancellations();
+  const call = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult> =>
+    cancellations.track(ctx, (signal) => dispatch(name, args, ctx, server, signal));
+  const dispatch = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server, signal: AbortSignal): Promise<CallToolResult> => {
     if (runTools.length && isRunTool(name) && !byName.has(name)) return callRunTool(await getRuntime(), name, args);
     const elicit = elicitation(server, ctx);
     if (surface.index && name === TOOL_SEARCH_NAME) return searchResult(surface.index, args);
@@ -82,9 +86,9 @@ export function createAgentportServer(
       if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) {
         return errorResult({ code: 'INVALID_ARGUMENTS', message: `${CALL_TOOL}: arguments must be an object` });
       }
-      return callExposedTool(getRuntime, byName, target, inner as Record<string, unknown> | undefined, ctx, elicit, callBudgetMs);
+      return callExposedTool(getRuntime, byName, target, inner as Record<string, unknown> | undefined, ctx, elicit, callBudgetMs, signal);
     }
-    return callExposedTool(getRuntime, byName, name, args, ctx, elicit, callBudgetMs);
+    return callExposedTool(getRuntime, byName, name, args, ctx, elicit, callBudgetMs, signal);
   };
 
   const factory: McpServerFactory = () => {
@@ -94,6 +98,8 @@ export function createAgentportServer(
     );
     server.setRequestHandler('tools/list', () => ({ tools: listed }));
     server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx, server));
+    // Over stateless HTTP the cancellation arrives at another server instance: it is routed here.
+    server.setNotificationHandler('notifications/cancelled', (notification) => cancellations.cancel(notification.params.requestId, notification.params.reason));
     return server;
   };
   return {

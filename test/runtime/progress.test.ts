@@ -42,6 +42,21 @@ describe('cancellation', () => {
   });
 });
 
+describe('cancellation over stateless HTTP (2025-11-25 clients)', () => {
+  it('[RL-6] routes notifications/cancelled to the call it names, and the run stops', async () => {
+    const legacy = await h.agentport.connect('legacy');
+    h.model.reply({ text: 'too late', delayMs: 1500 });
+    const controller = new AbortController();
+    const threadsBefore = new Set((await h.agentport.runtime.store.listThreads()).map((t) => t.id));
+    const pending = legacy.callTool({ name: 'forgetful', arguments: { message: 'slow' } }, { signal: controller.signal });
+    await waitFor(() => h.sent().length === 1);
+    controller.abort('user stopped it');
+    await expect(pending).rejects.toThrow();
+    // Well before the model would have answered, the run is recorded as cancelled.
+    await waitFor(async () => (await h.agentport.runtime.store.listThreads()).find((t) => !threadsBefore.has(t.id))?.status === 'cancelled', 1000);
+  });
+});
+
 async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const start = Date.now();
   while (!(await condition())) {
