@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   THREAD_NOT_FOUND: 'no thread has that id',
   THREAD_EXISTS: 'a thread with that id already exists',
   THREAD_TERMINATED: 'the thread was terminated and cannot run again',
+  THREAD_BUSY: 'another process is running a turn of the thread',
   INVALID_THREAD_ID: 'a thread id is not of the safe form',
   INVALID_PATH: 'a file path is malformed or escapes the folder it must stay in',
   SECRET_KEY_INVALID: 'the secret key does not hold 32 bytes',

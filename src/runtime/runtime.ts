@@ -97,8 +97,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return { prompt, agent };
   };
 
+  // Turns of one thread run one after another: in this process by a queue, across processes by the store's lock.
   const turns = new Map<string, Promise<unknown>>();
-  const oneAtATime = <T>(threadId: string | undefined, run: () => Promise<T>): Promise<T> => (threadId ? oneAtATimeFor(turns, threadId, run) : run());
+  const oneAtATime = <T>(threadId: string | undefined, run: () => Promise<T>): Promise<T> =>
+    threadId ? oneAtATimeFor(turns, threadId, () => withThreadLock(store, threadId, run)) : run();
 
   const runPrompt = async (request: RunRequest): Promise<RunResult> => {
     const { prompt, agent } = resolveTarget(request.target);
@@ -239,5 +241,18 @@ async function oneAtATimeFor<T>(queues: Map<string, Promise<unknown>>, key: stri
     return await current;
   } finally {
     if (queues.get(key) === current) queues.delete(key);
+  }
+}
+
+/** How long a call waits for another process's turn of the same thread before THREAD_BUSY. */
+const THREAD_LOCK_WAIT_MS = 10_000;
+
+async function withThreadLock<T>(store: Store, threadId: string, work: () => Promise<T>): Promise<T> {
+  if (!store.lockThread || !(await store.getThread(threadId).catch(() => undefined))) return work();
+  const release = await store.lockThread(threadId, THREAD_LOCK_WAIT_MS);
+  try {
+    return await work();
+  } finally {
+    await release();
   }
 }

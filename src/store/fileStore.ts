@@ -65,6 +65,7 @@ import {
   normalizeThreadPath,
   resolveThreadFile,
 } from './paths.js';
+import { acquireThreadLock } from './threadLock.js';
 import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
 import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, Store, StoredMessage, ThreadRecord, VariableValue } from './types.js';
 
@@ -253,6 +254,17 @@ export class FileStore implements Store {
 
   private threadDir(id: string): string {
     return path.join(this.threadsDir, id);
+  }
+
+  async lockThread(threadId: string, waitMs: number): Promise<() => Promise<void>> {
+    assertValidThreadId(threadId);
+    const release = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs);
+    // Another process may have written the thread since this one last read it.
+    await this.queue.run(threadId, async () => {
+      this.threads.delete(threadId);
+      this.appendState.delete(threadId);
+    });
+    return release;
   }
 
   private filesDir(id: string): string {

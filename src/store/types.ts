@@ -159,6 +159,13 @@ export interface Store {
   setVariables(threadId: string, values: VariableValue[]): Promise<void>;
   /** All variables in first-set order, secrets decrypted for the runtime. */
   getVariables(threadId: string): Promise<VariableValue[]>;
+  /**
+   * Takes the thread's turn lock across processes sharing this store (waiting
+   * up to `waitMs`, then THREAD_BUSY), and drops what this process cached of
+   * the thread, since another may have written it. Resolves with the release.
+   * Stores used by one process only may leave it out.
+   */
+  lockThread?(threadId: string, waitMs: number): Promise<() => Promise<void>>;
   /** Waits for pending writes; the store should not be used afterwards. */
   close?(): Promise<void>;
 }

@@ -1,0 +1,87 @@
+/**
+ * A lock on one thread across processes sharing a data folder (two hosts
+ * launching the same agents folder, say): a file created exclusively under
+ * `<dir>/locks/`, holding its owner's pid, host and a heartbeat (its mtime,
+ * refreshed while held). A lock whose owner is gone (a pid no longer alive on
+ * this host, or a heartbeat older than STALE_MS) is taken over.
+ */
+import { hostname } from 'node:os';
+import { mkdir, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { AgentportError } from '../errors.js';
+
+const HEARTBEAT_MS = 5_000;
+const STALE_MS = 30_000;
+const POLL_MS = 50;
+
+interface Owner {
+  pid: number;
+  host: string;
+  since: string;
+}
+
+export async function acquireThreadLock(locksDir: string, threadId: string, waitMs: number): Promise<() => Promise<void>> {
+  const file = path.join(locksDir, `${threadId}.lock`);
+  const me: Owner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
+  const deadline = Date.now() + waitMs;
+  await mkdir(locksDir, { recursive: true });
+  for (;;) {
+    try {
+      await writeFile(file, JSON.stringify(me), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    if (await isStale(file)) {
+      await unlink(file).catch(() => {});
+      continue;
+    }
+    if (Date.now() >= deadline) {
+      throw new AgentportError('THREAD_BUSY', `thread ${threadId} is busy in another process (${await ownerOf(file)}); try again when its turn has ended`, { threadId });
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  const heartbeat = setInterval(() => {
+    const now = new Date();
+    void utimes(file, now, now).catch(() => {});
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    clearInterval(heartbeat);
+    // Only our own lock is removed: a stale-lock takeover by another process must not be undone.
+    const current = await readOwner(file);
+    if (current && current.pid === me.pid && current.host === me.host && current.since === me.since) await unlink(file).catch(() => {});
+  };
+}
+
+async function readOwner(file: string): Promise<Owner | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as Owner;
+  } catch {
+    return undefined;
+  }
+}
+
+async function ownerOf(file: string): Promise<string> {
+  const owner = await readOwner(file);
+  return owner ? `pid ${owner.pid} on ${owner.host}` : 'owner unknown';
+}
+
+async function isStale(file: string): Promise<boolean> {
+  const [owner, info] = await Promise.all([readOwner(file), stat(file).catch(() => undefined)]);
+  if (!info) return false;
+  if (owner && owner.host === hostname() && !alive(owner.pid)) return true;
+  return Date.now() - info.mtimeMs > STALE_MS;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
