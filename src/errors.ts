@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   TOOL_REQUIRED: 'the model kept answering without a tool although toolChoice is "required"',
   // -- runs and sessions
   STEP_LIMIT: 'a side took more steps in one turn than its maxSteps (or --max-steps) allows',
+  RUN_TIMEOUT: 'the run took longer than --run-timeout allows',
   SESSION_TURN_LIMIT: 'an agent session reached maxSessionTurns without a side ending it',
   SESSION_FAILED: "a side called its agent's sessionFail tool",
   CANCELLED: 'the caller cancelled the run',

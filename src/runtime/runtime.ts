@@ -106,6 +106,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const { prompt, agent } = resolveTarget(request.target);
     const input = prepareInput(prompt.definition, request.args);
     const existing = await continuedThread(store, request.args.thread_id, request.target);
+    const signal = withRunTimeout(request.signal ?? new AbortController().signal, options.runTimeoutMs);
     const run = await openRun(services, {
       target: request.target,
       agent,
@@ -114,7 +115,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       userMessage: input.userMessage,
       ...(existing ? { existing } : {}),
       ...(request.variables ? { variables: request.variables } : {}),
-      signal: request.signal ?? new AbortController().signal,
+      signal,
       progress: request.onProgress ?? (() => {}),
       ...(request.elicit ? { elicit: request.elicit } : {}),
     });
@@ -255,4 +256,13 @@ async function withThreadLock<T>(store: Store, threadId: string, work: () => Pro
   } finally {
     await release();
   }
+}
+
+/** The call's signal, also aborted with RUN_TIMEOUT once the run has gone on for `timeoutMs`. */
+function withRunTimeout(signal: AbortSignal, timeoutMs: number | undefined): AbortSignal {
+  if (!timeoutMs) return signal;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new AgentportError('RUN_TIMEOUT', `the run took longer than ${timeoutMs / 1000} s (--run-timeout) and was stopped`)), timeoutMs);
+  timer.unref();
+  return AbortSignal.any([signal, controller.signal]);
 }

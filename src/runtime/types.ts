@@ -20,6 +20,8 @@ export interface RuntimeOptions {
   heartbeatMs?: number;
   /** How long a function tool may run unless it (or its tool config) sets timeoutMs. Default 300 s. */
   toolTimeoutMs?: number;
+  /** How long a whole call may run before it stops with RUN_TIMEOUT. Default: no limit. */
+  runTimeoutMs?: number;
   /** Base delay of the backoff between model retries (doubling each time). Default 500 ms. */
   retryBaseDelayMs?: number;
   /** A prompt with more tools than this shows the model their names only, plus tool_search. Default 40. */

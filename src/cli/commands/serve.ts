@@ -14,6 +14,7 @@ interface ServeOptions extends DirOptions {
   toolTimeout?: string;
   callBudget?: string;
   shutdownGrace?: string;
+  runTimeout?: string;
   toolSearch?: string;
   toolSearchThreshold?: string;
 }
@@ -29,6 +30,7 @@ export function registerServeCommand(program: Command): void {
     .option('--port <port>', 'HTTP port', String(DEFAULT_PORT))
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
     .option('--max-steps <n>', 'model calls allowed in one run', String(DEFAULT_MAX_STEPS))
+    .option('--run-timeout <s>', 'seconds a whole call may run before it stops with RUN_TIMEOUT (default: no limit)')
     .option('--shutdown-grace <s>', 'seconds running work gets to record itself when the server stops', '10')
     .option('--call-budget <s>', 'seconds after which a call returns a handle and the run goes on in the background (0: off)', '50')
     .option('--tool-timeout <s>', 'seconds a tool call may run before it is stopped (a tool or tool config timeoutMs wins)', '300')
@@ -66,6 +68,11 @@ export function registerServeCommand(program: Command): void {
         fail(`--call-budget must be a number of seconds (0 turns it off), got "${options.callBudget}"`);
         return;
       }
+      const runTimeout = options.runTimeout === undefined ? undefined : Number(options.runTimeout);
+      if (runTimeout !== undefined && !(runTimeout > 0)) {
+        fail(`--run-timeout must be a positive number of seconds, got "${options.runTimeout}"`);
+        return;
+      }
       const mode = options.toolSearch ?? 'auto';
       const threshold = Number(options.toolSearchThreshold);
       if (mode !== 'auto' && mode !== 'on' && mode !== 'off') {
@@ -88,7 +95,7 @@ export function registerServeCommand(program: Command): void {
           loaded.registry,
           async () => {
             const [{ createRuntime }, { FileStore }] = await Promise.all([import('../../runtime/runtime.js'), import('../../store/fileStore.js')]);
-            return createRuntime({ registry: loaded.registry, store: new FileStore({ dir: dataDir }), maxSteps, toolSearchThreshold: threshold, toolTimeoutMs: toolTimeout * 1000 });
+            return createRuntime({ registry: loaded.registry, store: new FileStore({ dir: dataDir }), maxSteps, toolSearchThreshold: threshold, toolTimeoutMs: toolTimeout * 1000, ...(runTimeout ? { runTimeoutMs: runTimeout * 1000 } : {}) });
           },
           { toolSearch: { mode, threshold }, callBudgetMs: callBudget * 1000 },
         );
