@@ -79,6 +79,22 @@ describe('stdio message sizes', () => {
   }, 30_000);
 });
 
+describe('HTTP load', () => {
+  it('[RL-6] answers 200 concurrent calls, each in its own thread, none lost', async () => {
+    const server = await startHttpServer({ agentsDir: NOISY, env: env() });
+    try {
+      const client = await connectHttp('modern', server.url);
+      for (let i = 0; i < 200; i++) model.reply({ text: 'ok' });
+      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => client.callTool({ name: 'noisy', arguments: { message: `call ${i}` } })));
+      expect(results.every((r) => !r.isError && textOf(r) === 'ok')).toBe(true);
+      expect(new Set(results.map((r) => (r.structuredContent as { thread_id: string }).thread_id)).size).toBe(200);
+      await client.close();
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
+
 describe('HTTP hosts', () => {
   it('[RL-6] serves on --host 127.1 (the short form of 127.0.0.1)', async () => {
     const server = await startHttpServer({ agentsDir: NOISY, env: env(), host: '127.1' });
