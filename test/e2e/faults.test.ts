@@ -5,21 +5,15 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeModelServer } from '../support/fakeModelServer.js';
+import { describe, expect, it } from 'vitest';
+import { resultText, useModelServer } from '../support/modelForSuite.js';
 import { connectHttp, connectStdio, startHttpServer, tempDir } from '../support/mcpClients.js';
 import { CLI, FIXTURES } from '../support/paths.js';
 
 const NOISY = path.join(FIXTURES, 'agents', 'noisy');
-const model = new FakeModelServer();
-beforeAll(async () => {
-  await model.start();
-});
-afterAll(async () => {
-  await model.stop();
-});
-const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' });
-const textOf = (result: { content?: unknown }) => ((result.content ?? []) as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
+const { model, env: modelEnv } = useModelServer();
+const env = modelEnv;
+const textOf = resultText;
 
 /** A raw stdio session: JSON-RPC lines in, parsed lines out. */
 function rawStdio(args: string[]) {

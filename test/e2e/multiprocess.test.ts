@@ -4,26 +4,20 @@
  * and `seq` numbers stay unique.
  */
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeModelServer } from '../support/fakeModelServer.js';
+import { describe, expect, it } from 'vitest';
+import { resultText, useModelServer } from '../support/modelForSuite.js';
 import { connectStdio, tempDir } from '../support/mcpClients.js';
 import { FIXTURES } from '../support/paths.js';
 import { FileStore } from '../../src/store/fileStore.js';
 
 const NOISY = path.join(FIXTURES, 'agents', 'noisy');
-const model = new FakeModelServer();
-beforeAll(async () => {
-  await model.start();
-});
-afterAll(async () => {
-  await model.stop();
-});
-const textOf = (result: { content?: unknown }) => ((result.content ?? []) as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
+const { model, env: modelEnv } = useModelServer();
+const textOf = resultText;
 
 describe('two processes, one data folder', () => {
   it('[RL-5] serialises turns of one thread across processes and keeps seq unique', async () => {
     const dataDir = tempDir();
-    const env = { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' };
+    const env = modelEnv();
     const a = await connectStdio('legacy', { agentsDir: NOISY, env, dataDir });
     const b = await connectStdio('legacy', { agentsDir: NOISY, env, dataDir });
     try {

@@ -6,22 +6,16 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { FakeModelServer } from '../support/fakeModelServer.js';
+import { resultText, useModelServer } from '../support/modelForSuite.js';
 import { connectStdio, newClient, tempDir } from '../support/mcpClients.js';
 import { CLI, FIXTURES } from '../support/paths.js';
 import { FileStore } from '../../src/store/fileStore.js';
 
 const NOISY = path.join(FIXTURES, 'agents', 'noisy');
-const model = new FakeModelServer();
-beforeAll(async () => {
-  await model.start();
-});
-afterAll(async () => {
-  await model.stop();
-});
-const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' });
+const { model, env: modelEnv } = useModelServer();
+const env = modelEnv;
 
 /** Starts the server over stdio and a call that is busy in slow_step after quick_step has run. */
 async function startBusyCall(dataDir: string) {

@@ -4,28 +4,22 @@
  * restarted on the same data folder.
  */
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { FakeModelServer } from '../support/fakeModelServer.js';
+import { resultText, useModelServer } from '../support/modelForSuite.js';
 import { connectStdio, tempDir } from '../support/mcpClients.js';
 import { CLI, FIXTURES } from '../support/paths.js';
 
 const AGENTS = path.join(FIXTURES, 'agents', 'subagents');
-const model = new FakeModelServer();
-beforeAll(async () => {
-  await model.start();
-});
-afterAll(async () => {
-  await model.stop();
-});
+const { model, env: modelEnv } = useModelServer();
 afterEach(() => {
   expect(model.unexpected).toEqual([]);
   expect(model.remaining).toBe(0);
 });
 
-const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' });
-const textOf = (result: { content?: unknown }) => ((result.content ?? []) as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
+const env = modelEnv;
+const textOf = resultText;
 const threadOf = (result: { structuredContent?: unknown }) => (result.structuredContent as { thread_id: string }).thread_id;
 const systemOf = (body: { messages: Array<{ content: unknown }> }) => String(body.messages[0]!.content);
 
