@@ -24,7 +24,8 @@ export function secretForms(value: string): string[] {
 /** A line with every secret seen in this process replaced. */
 export function redact(line: string): string {
   let out = line;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  // Longest first: a secret inside a longer one must not leave the rest of it visible.
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   return out;
 }
 

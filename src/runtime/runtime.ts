@@ -7,6 +7,7 @@
 import type { AgentDefinition, ToolResult } from '../definitions/types.js';
 import { AgentportError, errorMessage } from '../errors.js';
 import { logToStderr } from '../log.js';
+import { timerDelay } from './limits.js';
 import { ModelResolver } from '../models/resolveModel.js';
 import type { Entry, LoadedPrompt, Registry } from '../registry/types.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../search/toolSearchTool.js';
@@ -106,7 +107,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const { prompt, agent } = resolveTarget(request.target);
     const input = prepareInput(prompt.definition, request.args);
     const existing = await continuedThread(store, request.args.thread_id, request.target);
-    const signal = withRunTimeout(request.signal ?? new AbortController().signal, options.runTimeoutMs);
+    const timed = withRunTimeout(request.signal ?? new AbortController().signal, options.runTimeoutMs);
+    const signal = timed.signal;
     const run = await openRun(services, {
       target: request.target,
       agent,
@@ -120,13 +122,25 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       ...(request.elicit ? { elicit: request.elicit } : {}),
     });
     request.onThread?.(run.thread.id);
-    return resultOf(run, await runToCompletion(run));
+    try {
+      // A new thread's first turn is queued under its id too: a call that continues it in this process waits.
+      // (It takes the store's lock only if it outlives its call: see RunHandles.detach.)
+      const outcome = existing ? await runToCompletion(run) : await oneAtATimeFor(turns, run.thread.id, () => runToCompletion(run));
+      return resultOf(run, outcome);
+    } finally {
+      timed.dispose();
+    }
   };
 
   /** A turn started by a message queued on an idle thread. */
   const continueWith = async (threadId: string, message: NewMessage): Promise<void> => {
     const thread = await store.getThread(threadId);
     if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread ${threadId} does not exist`);
+    // A cancelled thread is not woken up by what arrives later (a subagent's report): it is kept, not run.
+    if (thread.status === 'cancelled' || thread.meta?.terminatedAt) {
+      await store.appendMessage(threadId, message);
+      return;
+    }
     const { prompt, agent } = resolveTarget(thread.prompt);
     const args = (thread.meta?.arguments ?? {}) as Record<string, unknown>;
     const run = await openRun(services, {
@@ -259,10 +273,10 @@ async function withThreadLock<T>(store: Store, threadId: string, work: () => Pro
 }
 
 /** The call's signal, also aborted with RUN_TIMEOUT once the run has gone on for `timeoutMs`. */
-function withRunTimeout(signal: AbortSignal, timeoutMs: number | undefined): AbortSignal {
-  if (!timeoutMs) return signal;
+function withRunTimeout(signal: AbortSignal, timeoutMs: number | undefined): { signal: AbortSignal; dispose: () => void } {
+  if (!timeoutMs) return { signal, dispose: () => {} };
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new AgentportError('RUN_TIMEOUT', `the run took longer than ${timeoutMs / 1000} s (--run-timeout) and was stopped`)), timeoutMs);
+  const timer = setTimeout(() => controller.abort(new AgentportError('RUN_TIMEOUT', `the run took longer than ${timeoutMs / 1000} s (--run-timeout) and was stopped`)), timerDelay(timeoutMs));
   timer.unref();
-  return AbortSignal.any([signal, controller.signal]);
+  return { signal: AbortSignal.any([signal, controller.signal]), dispose: () => clearTimeout(timer) };
 }

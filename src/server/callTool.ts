@@ -10,6 +10,7 @@ import { errorInfo, errorMessage, isAgentportError, type ErrorInfo } from '../er
 import type { Runtime } from '../runtime/runtime.js';
 import type { RunResult } from '../runtime/types.js';
 import type { Elicit } from '../runtime/run/types.js';
+import { timerDelay } from '../runtime/limits.js';
 import { log } from '../log.js';
 import type { ExposedTool } from './toolCatalog.js';
 
@@ -57,7 +58,8 @@ export async function callExposedTool(
   const forward = () => controller.abort(signal.reason);
   if (signal.aborted) forward();
   else signal.addEventListener('abort', forward, { once: true });
-  let threadId: string | undefined;
+  // Known up front when continuing a thread: a call waiting for the thread's earlier run gets a handle too.
+  let threadId: string | undefined = typeof args?.thread_id === 'string' && args.thread_id ? args.thread_id : undefined;
   let background: ((message: string) => void) | undefined;
   let latest: string | undefined;
   try {
@@ -102,7 +104,7 @@ export function errorResult(error: ErrorInfo): CallToolResult {
 /** Whether `done` is still pending after `ms` (it keeps going either way). */
 async function outlives(done: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const budget = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), ms)));
+  const budget = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), timerDelay(ms))));
   const finished = done.then(
     () => false as const,
     () => false as const,

@@ -99,7 +99,11 @@ export function createAgentportServer(
     server.setRequestHandler('tools/list', () => ({ tools: listed }));
     server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx, server));
     // Over stateless HTTP the cancellation arrives at another server instance: it is routed here.
-    server.setNotificationHandler('notifications/cancelled', (notification) => cancellations.cancel(notification.params.requestId, notification.params.reason));
+    server.setNotificationHandler('notifications/cancelled', (notification) => {
+      cancellations.cancel(notification.params.requestId, notification.params.reason);
+      // The SDK's own handling (its request signals) still applies to this instance's requests.
+      (server as unknown as { _oncancel?: (n: typeof notification) => void })._oncancel?.(notification);
+    });
     return server;
   };
   return {

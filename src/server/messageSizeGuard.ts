@@ -44,7 +44,8 @@ export class MessageSizeGuard extends Transform {
   private accept(part: Buffer): void {
     if (part.length === 0) return;
     this.size += part.length;
-    if (!this.dropping && this.size > this.limitBytes) {
+    // The line ending does not count toward the limit.
+    if (!this.dropping && this.size - lineEnding(part) > this.limitBytes) {
       const line = Buffer.concat([...this.parts, part]);
       this.head = line.subarray(0, EDGE).toString('utf8');
       this.tail = line.subarray(-EDGE);
@@ -57,7 +58,7 @@ export class MessageSizeGuard extends Transform {
   }
 
   private endLine(): void {
-    if (this.dropping) this.onDropped({ id: requestId(this.head) ?? requestId(this.tail.toString('utf8')), bytes: this.size });
+    if (this.dropping) this.onDropped({ id: topLevelId(this.head) ?? trailingId(this.tail.toString('utf8')), bytes: this.size });
     else if (this.parts.length) this.push(Buffer.concat(this.parts));
     this.parts = [];
     this.size = 0;
@@ -67,9 +68,46 @@ export class MessageSizeGuard extends Transform {
   }
 }
 
-/** The top-level `"id"` of a JSON-RPC request, read from a fragment of it (best effort). */
-function requestId(fragment: string): string | number | undefined {
-  const match = /"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)\s*[,}]/.exec(fragment);
+/** Bytes of `\n` or `\r\n` that end a part. */
+function lineEnding(part: Buffer): number {
+  if (part.at(-1) !== 10) return 0;
+  return part.at(-2) === 13 ? 2 : 1;
+}
+
+/**
+ * The `"id"` member of the top-level object, read from the start of the
+ * message: keys inside params (a tool argument named id) do not count.
+ */
+function topLevelId(head: string): string | number | undefined {
+  let depth = 0;
+  for (let i = 0; i < head.length; i++) {
+    const c = head[i];
+    if (c === '"') {
+      const end = stringEnd(head, i);
+      if (end < 0) return undefined;
+      if (depth === 1 && head.slice(i, end + 1) === '"id"') {
+        const match = /^\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)/.exec(head.slice(end + 1));
+        return match?.[1] ? (JSON.parse(match[1]) as string | number) : undefined;
+      }
+      i = end;
+    } else if (c === '{' || c === '[') depth += 1;
+    else if (c === '}' || c === ']') depth -= 1;
+  }
+  return undefined;
+}
+
+/** Where the string starting at `start` ends (its closing quote), or -1 when it runs past the text. */
+function stringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    if (text[i] === '\\') i += 1;
+    else if (text[i] === '"') return i;
+  }
+  return -1;
+}
+
+/** An `"id"` that is the last member of the message (how SDK clients write it). */
+function trailingId(tail: string): string | number | undefined {
+  const match = /"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)\s*}\s*$/.exec(tail);
   if (!match?.[1]) return undefined;
   try {
     return JSON.parse(match[1]) as string | number;

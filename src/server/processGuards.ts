@@ -19,6 +19,9 @@ export function redactConsole(): void {
   console.debug = toStderr;
   console.warn = toStderr;
   console.error = toStderr;
+  console.trace = (...args: unknown[]) => toStderr(`Trace: ${format(...args)}\n${new Error().stack?.split('\n').slice(2).join('\n') ?? ''}`);
+  console.dir = (value: unknown) => toStderr(value);
+  console.table = (value: unknown) => toStderr(value);
 }
 
 /**

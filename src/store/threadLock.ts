@@ -6,7 +6,9 @@
  * this host, or a heartbeat older than STALE_MS) is taken over.
  */
 import { hostname } from 'node:os';
-import { mkdir, readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { unlinkSync } from 'node:fs';
+import { mkdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
 
@@ -20,7 +22,26 @@ interface Owner {
   since: string;
 }
 
+/** Lock files this process holds: removed on exit too, so a stop never leaves one behind. */
+const held = new Set<string>();
+let exitHookInstalled = false;
+
+function removeHeldOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const file of held) {
+      try {
+        unlinkSync(file);
+      } catch {
+        // Gone already.
+      }
+    }
+  });
+}
+
 export async function acquireThreadLock(locksDir: string, threadId: string, waitMs: number): Promise<() => Promise<void>> {
+  removeHeldOnExit();
   const file = path.join(locksDir, `${threadId}.lock`);
   const me: Owner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
   const deadline = Date.now() + waitMs;
@@ -33,7 +54,7 @@ export async function acquireThreadLock(locksDir: string, threadId: string, wait
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     if (await isStale(file)) {
-      await unlink(file).catch(() => {});
+      await takeOver(file);
       continue;
     }
     if (Date.now() >= deadline) {
@@ -41,6 +62,7 @@ export async function acquireThreadLock(locksDir: string, threadId: string, wait
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+  held.add(file);
   const heartbeat = setInterval(() => {
     const now = new Date();
     void utimes(file, now, now).catch(() => {});
@@ -51,6 +73,7 @@ export async function acquireThreadLock(locksDir: string, threadId: string, wait
     if (released) return;
     released = true;
     clearInterval(heartbeat);
+    held.delete(file);
     // Only our own lock is removed: a stale-lock takeover by another process must not be undone.
     const current = await readOwner(file);
     if (current && current.pid === me.pid && current.host === me.host && current.since === me.since) await unlink(file).catch(() => {});
@@ -73,8 +96,26 @@ async function ownerOf(file: string): Promise<string> {
 async function isStale(file: string): Promise<boolean> {
   const [owner, info] = await Promise.all([readOwner(file), stat(file).catch(() => undefined)]);
   if (!info) return false;
-  if (owner && owner.host === hostname() && !alive(owner.pid)) return true;
+  if (owner && owner.host === hostname()) {
+    // Our own pid on a lock we do not hold: left by an earlier life of this pid (a restarted container).
+    if (owner.pid === process.pid) return !held.has(file);
+    if (!alive(owner.pid)) return true;
+  }
   return Date.now() - info.mtimeMs > STALE_MS;
+}
+
+/**
+ * Removes a stale lock so that only one waiter does it: the file is renamed
+ * away (atomic; a second waiter's rename finds nothing) and deleted.
+ */
+async function takeOver(file: string): Promise<void> {
+  const aside = `${file}.stale-${process.pid}-${randomUUID()}`;
+  try {
+    await rename(file, aside);
+  } catch {
+    return;
+  }
+  await unlink(aside).catch(() => {});
 }
 
 function alive(pid: number): boolean {

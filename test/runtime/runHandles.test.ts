@@ -64,6 +64,20 @@ describe('run handles', () => {
     expect((await store.getThread(threadId))!.status).toBe('idle');
   });
 
+  it('[RL-1] a call continuing a thread whose run goes on in the background waits its turn, and gets a handle too', async () => {
+    const client = await agentport.connect();
+    model.reply({ text: 'first answer', delayMs: 700 }, { text: 'second answer' });
+    const first = await client.callTool({ name: 'forgetful', arguments: { message: 'one' } });
+    const threadId = structured(first).thread_id;
+    expect(structured(first).status).toBe('running');
+    const second = await client.callTool({ name: 'forgetful', arguments: { message: 'two', thread_id: threadId } });
+    expect(structured(second)).toMatchObject({ thread_id: threadId, status: 'running' });
+    const done = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 5 } });
+    expect(textOf(done)).toBe('second answer');
+    const messages = await store.listMessages(threadId);
+    expect(messages.map((m) => `${m.role}:${String(m.content)}`)).toEqual(['user:one', 'assistant:first answer', 'user:two', 'assistant:second answer']);
+  });
+
   it('[RL-1] run_cancel stops a background run', async () => {
     const client = await agentport.connect();
     model.reply({ text: 'never seen', delayMs: 3000 });

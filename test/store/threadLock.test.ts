@@ -29,4 +29,14 @@ describe('thread lock', () => {
     const release = await store.lockThread(thread.id, 100);
     await release();
   });
+
+  it('[RL-5] takes over a lock with its own pid that it does not hold (a restarted container)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'lock-'));
+    const store = new FileStore({ dir });
+    const thread = await store.createThread({ prompt: 'p' });
+    mkdirSync(path.join(dir, 'locks'), { recursive: true });
+    writeFileSync(path.join(dir, 'locks', `${thread.id}.lock`), JSON.stringify({ pid: process.pid, host: hostname(), since: 'an earlier life' }));
+    const release = await store.lockThread(thread.id, 100);
+    await release();
+  });
 });

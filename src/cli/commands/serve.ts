@@ -105,6 +105,10 @@ export function registerServeCommand(program: Command): void {
       }
       if (server.surface.searchOn) log.info(`tool search on: ${server.surface.deferred.length} of ${server.tools.length} tool(s) deferred`);
       const graceMs = Number(options.shutdownGrace ?? '10') * 1000;
+      if (!(graceMs >= 0)) {
+        fail(`--shutdown-grace must be a number of seconds, got "${options.shutdownGrace}"`);
+        return;
+      }
       // SIGTERM, SIGINT and (stdio) stdin closing: running work is interrupted and recorded, then the process exits.
       let stopping = false;
       const stop = (why: string, close?: () => Promise<void>) => {

@@ -4,7 +4,7 @@
  * `cancelled` when the caller cancelled, `completed` once terminated.
  */
 import { runSession } from '../agents/session.js';
-import { recordStatus, recordThrown } from './threadStatus.js';
+import { INTERRUPTED_FROM_META, recordStatus, recordThrown } from './threadStatus.js';
 import type { Run, SessionResult } from './types.js';
 
 /** How long a run goes before it is marked running in the store. */
@@ -21,21 +21,33 @@ async function execute(run: Run): Promise<SessionResult> {
   activeRuns.set(run.thread.id, run);
   // A run still going after a moment is marked running (off the reply path): a process that dies
   // then leaves a trace the next call reads. Quick runs cost no write.
-  const mark = setTimeout(() => {
-    if (run.finished || run.thread.status === 'running') return;
-    run.thread = { ...run.thread, status: 'running' };
-    void store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
-  }, RUNNING_MARK_AFTER_MS);
+  let marking: Promise<unknown> | undefined;
+  const markRunning = () => {
+    if (run.finished || marking) return;
+    marking = store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
+  };
+  run.markRunning = markRunning;
+  const mark = setTimeout(markRunning, RUNNING_MARK_AFTER_MS);
   mark.unref();
   let ended = false;
   try {
     const result = await runSession(run);
     clearTimeout(mark);
-    await recordStatus(store, run.thread, run.execution.terminated ? 'completed' : result.error ? 'failed' : 'idle');
+    const status = run.execution.terminated ? 'completed' : result.error ? 'failed' : 'idle';
+    // Once marked, the final status is written whatever the cached record says (a meta write may have replaced it).
+    if (marking) {
+      await marking;
+      await store.updateThread(run.thread.id, { status });
+    } else await recordStatus(store, run.thread, status);
+    if (run.thread.meta?.[INTERRUPTED_FROM_META] !== undefined) {
+      // The interrupted turn has been taken up: it is not shown again.
+      await run.services.patchThreadMeta(run.thread.id, ({ [INTERRUPTED_FROM_META]: _done, ...meta }) => meta).catch(() => {});
+    }
     ended = true;
     return result;
   } catch (error) {
     clearTimeout(mark);
+    await marking;
     await recordThrown(run.services, run.thread.id, error, run.sessionStartSeq);
     throw run.redactor.error(error);
   } finally {

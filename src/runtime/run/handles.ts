@@ -32,6 +32,8 @@ interface Handle {
 }
 
 const LAST_RUN_META = 'lastRun';
+/** How long a finished run stays in memory before run_wait answers from the store. */
+const SETTLED_KEPT_MS = 10 * 60_000;
 /** The longest a single run_wait waits. */
 export const MAX_WAIT_MS = 50_000;
 
@@ -47,10 +49,12 @@ export class RunHandles {
   async detach(threadId: string, done: Promise<RunResult>, cancel: () => void): Promise<(message: string) => void> {
     const handle: Handle = { threadId, startedAt: new Date().toISOString(), progress: undefined, done, settled: undefined, cancel };
     this.handles.set(threadId, handle);
-    // Marked running in the store: a process that dies now leaves a trace the next one reads.
-    const run = this.services.activeRuns.get(threadId);
-    const marked = await this.services.store.updateThread(threadId, { status: 'running' });
-    if (run) run.thread = { ...run.thread, status: marked.status, updatedAt: marked.updatedAt };
+    // Marked running now: a process that dies leaves a trace the next one reads.
+    this.services.activeRuns.get(threadId)?.markRunning?.();
+    // A run that goes on without its caller holds the thread's lock across processes until it ends
+    // (a first turn takes none while its caller waits); best effort: a turn queued here already holds it.
+    const release = await this.services.store.lockThread?.(threadId, 0).catch(() => undefined);
+    if (release) void done.finally(() => release()).catch(() => {});
     void done.then(
       (result) => this.settle(handle, { threadId, status: result.error ? 'failed' : 'completed', result }),
       (error: unknown) => this.settle(handle, { threadId, status: errorInfo(error).code === 'CANCELLED' ? 'cancelled' : 'failed', error: errorInfo(error) }),
@@ -95,6 +99,10 @@ export class RunHandles {
 
   private async settle(handle: Handle, view: RunView): Promise<void> {
     handle.settled = view;
+    // Kept a while for run_wait; after that the stored outcome answers.
+    setTimeout(() => {
+      if (this.handles.get(handle.threadId) === handle) this.handles.delete(handle.threadId);
+    }, SETTLED_KEPT_MS).unref();
     const lastRun = { status: view.status, endedAt: new Date().toISOString(), ...(view.result ? { result: view.result } : {}), ...(view.error ? { error: view.error } : {}) };
     await this.services.patchThreadMeta(handle.threadId, (meta) => ({ ...meta, [LAST_RUN_META]: lastRun })).catch((error: unknown) => {
       this.services.log(`the outcome of the run on thread ${handle.threadId} could not be stored: ${String(error)}`);

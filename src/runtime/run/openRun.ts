@@ -105,7 +105,8 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
   }
 
   // A run stops when its caller cancels or when the server shuts down.
-  const signal = AbortSignal.any([spec.signal, services.stopping.signal]);
+  // Shutdown first: a run stopped by both is recorded as interrupted.
+  const signal = AbortSignal.any([services.stopping.signal, spec.signal]);
   const thread =
     existing ??
     (await services.store.createThread({

@@ -12,6 +12,7 @@ import type { Store } from '../../store/types.js';
 import type { ThreadState } from '../../definitions/types.js';
 import { parseArguments } from './arguments.js';
 import { freePath } from '../state/files.js';
+import { timerDelay } from '../limits.js';
 import type { OfferedFunctionTool } from './toolset.js';
 
 export interface ExecutedTool {
@@ -108,7 +109,7 @@ async function run(execute: () => unknown, runSignal: AbortSignal, controller: A
     timer = setTimeout(() => {
       controller.abort(new AgentportError('CANCELLED', `${name} timed out`));
       resolve({ status: 'error', error: `${name} did not finish within ${formatSeconds(timeoutMs)}: it was stopped. Try again with a smaller task, or go on without it.` });
-    }, timeoutMs);
+    }, timerDelay(timeoutMs));
     timer.unref?.();
   });
   try {
