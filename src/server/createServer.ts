@@ -68,13 +68,14 @@ export function createAgentportServer(
     (loaded ??= (typeof runtime === 'function' ? runtime() : Promise.resolve(runtime)).then((instance) => (ready = instance)));
 
   const callBudgetMs = options.callBudgetMs ?? DEFAULT_CALL_BUDGET_MS;
-  const runTools = callBudgetMs > 0 ? RUN_TOOLS : [];
+  // An exposed prompt or agent of the same name keeps the name.
+  const runTools = callBudgetMs > 0 ? RUN_TOOLS.filter((tool) => !byName.has(tool.name)) : [];
   const listed = [...surface.listed, ...runTools];
   const cancellations = new CallCancellations();
   const call = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult> =>
     cancellations.track(ctx, (signal) => dispatch(name, args, ctx, server, signal));
   const dispatch = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server, signal: AbortSignal): Promise<CallToolResult> => {
-    if (runTools.length && isRunTool(name) && !byName.has(name)) return callRunTool(await getRuntime(), name, args);
+    if (isRunTool(name) && runTools.some((tool) => tool.name === name)) return callRunTool(await getRuntime(), name, args);
     const elicit = elicitation(server, ctx);
     if (surface.index && name === TOOL_SEARCH_NAME) return searchResult(surface.index, args);
     if (surface.searchOn && name === CALL_TOOL) {

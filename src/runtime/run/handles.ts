@@ -114,6 +114,10 @@ export class RunHandles {
     const thread = await this.services.store.getThread(threadId).catch(() => undefined);
     if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread_id "${threadId}" does not exist`);
     if (thread.status === 'running' && !this.services.activeRuns.has(threadId)) {
+      // Running in another process (it holds the thread's lock), or left by one that is gone.
+      const release = await this.services.store.lockThread?.(threadId, 0).catch(() => undefined);
+      if (this.services.store.lockThread && !release) return { threadId, status: 'running', progress: 'running in another server process' };
+      await release?.();
       await this.services.store.updateThread(threadId, { status: 'interrupted' });
       return interrupted(threadId);
     }
