@@ -200,7 +200,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return { reference: started?.reference };
     }),
     async shutdown(graceMs) {
-      services.stopping.abort(new AgentportError('INTERRUPTED', 'the server stopped before the run ended'));
+      const reason = new AgentportError('INTERRUPTED', 'the server stopped before the run ended');
+      services.stopping.abort(reason);
+      for (const run of services.activeRuns.values()) run.abort(reason);
       const running = [...services.activeRuns.values()].map((run) => run.ended);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled(running), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);

@@ -105,8 +105,12 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
   }
 
   // A run stops when its caller cancels or when the server shuts down.
-  // Shutdown first: a run stopped by both is recorded as interrupted.
-  const signal = AbortSignal.any([services.stopping.signal, spec.signal]);
+  // The run's own signal: it follows the caller's, and shutdown aborts it (see Runtime.shutdown).
+  const controller = new AbortController();
+  const signal = controller.signal;
+  if (services.stopping.signal.aborted) controller.abort(services.stopping.signal.reason);
+  else if (spec.signal.aborted) controller.abort(spec.signal.reason);
+  else spec.signal.addEventListener('abort', () => controller.abort(spec.signal.reason), { once: true });
   const thread =
     existing ??
     (await services.store.createThread({
@@ -135,6 +139,7 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     context: {},
     tally: { toolCalls: [], steps: 0 },
     finished: false,
+    abort: (reason) => controller.abort(reason),
     firstSide: spec.firstSide === 'b' && sides.b ? 'b' : 'a',
     ...(parent ? { parent } : {}),
     ...(spec.elicit ?? parent?.elicit ? { elicit: spec.elicit ?? parent?.elicit } : {}),

@@ -133,6 +133,8 @@ export interface Run {
   finished: boolean;
   /** Settles when the run has ended and recorded its outcome (set while it runs). */
   ended?: Promise<unknown>;
+  /** Aborts the run (shutdown aborts every active run with INTERRUPTED). */
+  abort: (reason: unknown) => void;
   /** Marks the thread running in the store now (a run that outlives its call), set while it runs. */
   markRunning?: () => void;
   /** The side that takes the first turn (a resumable subagent receiving on side B starts there). */
