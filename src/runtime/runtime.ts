@@ -90,6 +90,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     engine: { runToCompletion, invokeTool },
   };
   const metaWrites = new Map<string, Promise<unknown>>();
+  /** Calls in progress, opening included: shutdown waits for them within its grace period. */
+  const calls = new Set<Promise<unknown>>();
 
   const resolveTarget = (target: string): { prompt: LoadedPrompt; agent: Entry<AgentDefinition> | undefined } => {
     const agent = registry.agents.get(target);
@@ -203,18 +205,26 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const reason = new AgentportError('INTERRUPTED', 'the server stopped before the run ended');
       services.stopping.abort(reason);
       for (const run of services.activeRuns.values()) run.abort(reason);
-      const running = [...services.activeRuns.values()].map((run) => run.ended);
+      // Calls still opening their run (or queued behind a turn) settle too: they stop at once when they start.
+      const running = [...services.activeRuns.values()].map((run) => run.ended).concat([...calls]);
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled(running), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      await Promise.race([Promise.allSettled(running), new Promise((resolve) => (timer = setTimeout(resolve, timerDelay(graceMs))))]);
       clearTimeout(timer);
       await store.close?.();
     },
     runPrompt: (request) => {
       if (services.stopping.signal.aborted) return Promise.reject(new AgentportError('INTERRUPTED', 'the server is stopping: call again once it has restarted'));
-      const threadId = typeof request.args.thread_id === 'string' && request.args.thread_id ? request.args.thread_id : undefined;
-      return oneAtATime(threadId, () => runPrompt(request));
+      const call = runPromptQueued(request);
+      const settled = call.catch(() => {});
+      calls.add(settled);
+      void settled.finally(() => calls.delete(settled));
+      return call;
     },
   };
+  function runPromptQueued(request: RunRequest): Promise<RunResult> {
+    const threadId = typeof request.args.thread_id === 'string' && request.args.thread_id ? request.args.thread_id : undefined;
+    return oneAtATime(threadId, () => runPrompt(request));
+  }
 }
 
 /** ThreadState.invokeTool: runs a tool of the side now; nothing is stored. */
