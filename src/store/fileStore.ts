@@ -32,7 +32,7 @@
  * One process owns a directory at a time: the per-thread ordering is in memory.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readdir, readFile, rename, rmdir, truncate, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rmdir, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
 import {
@@ -108,6 +108,8 @@ interface AppendState {
   lastSeq: number;
   /** The file ends with a complete record but no newline (cut exactly before it). */
   needsNewline: boolean;
+  /** The file's size as this process last left it: another process that appended changed it. */
+  bytes: number;
 }
 
 /**
@@ -259,10 +261,13 @@ export class FileStore implements Store {
   async lockThread(threadId: string, waitMs: number): Promise<() => Promise<void>> {
     assertValidThreadId(threadId);
     const release = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs);
-    // Another process may have written the thread since this one last read it.
+    // Another process may have written the thread since this one last read it: what it appended shows in
+    // the size of messages.jsonl (the record itself is small to re-read).
     await this.queue.run(threadId, async () => {
       this.threads.delete(threadId);
-      this.appendState.delete(threadId);
+      const known = this.appendState.get(threadId);
+      const size = known && (await stat(this.messagesFile(threadId)).catch(() => undefined))?.size;
+      if (!known || size !== known.bytes) this.appendState.delete(threadId);
     });
     return release;
   }
@@ -343,7 +348,7 @@ export class FileStore implements Store {
       await this.writeThreadFile(record);
       this.threads.set(record.id, record);
       // A brand-new folder has no messages: skip reading messages.jsonl on the first append.
-      if (fresh) this.appendState.set(record.id, { lastSeq: 0, needsNewline: false });
+      if (fresh) this.appendState.set(record.id, { lastSeq: 0, needsNewline: false, bytes: 0 });
       return jsonCopy(record, 'thread');
     });
   }
@@ -456,7 +461,8 @@ export class FileStore implements Store {
       await truncate(this.messagesFile(id), parsed.completeBytes);
       warn(`dropped an incomplete last line of ${this.messagesFile(id)} (an interrupted write)`);
     }
-    const state: AppendState = { lastSeq: parsed.lastSeq, needsNewline: parsed.tail === 'record' };
+    const size = (await stat(this.messagesFile(id)).catch(() => undefined))?.size ?? 0;
+    const state: AppendState = { lastSeq: parsed.lastSeq, needsNewline: parsed.tail === 'record', bytes: size };
     this.appendState.set(id, state);
     return state;
   }
@@ -472,6 +478,7 @@ export class FileStore implements Store {
       throw err;
     }
     state.needsNewline = false;
+    state.bytes += Buffer.byteLength(line, 'utf8');
   }
 
   /** {@inheritDoc Store.appendMessage} */
