@@ -9,10 +9,16 @@ import { log, redact } from '../log.js';
 /**
  * Console output of user code goes to stderr, through the secret redactor,
  * on either transport: a tool that logs a secret it read does not leak it.
+ * What definition files print while they load is held back until the
+ * secrets they declare (with values in the environment) are known.
  */
-export function redactConsole(): void {
+export function redactConsole(): { release: () => void } {
+  // Held back until release(): while definition files load, the secrets they might print are not known yet.
+  let held: string[] | undefined = [];
   const toStderr = (...args: unknown[]) => {
-    process.stderr.write(`${redact(format(...args))}\n`);
+    const line = format(...args);
+    if (held) held.push(line);
+    else process.stderr.write(`${redact(line)}\n`);
   };
   console.log = toStderr;
   console.info = toStderr;
@@ -22,6 +28,13 @@ export function redactConsole(): void {
   console.trace = (...args: unknown[]) => toStderr(`Trace: ${format(...args)}\n${new Error().stack?.split('\n').slice(2).join('\n') ?? ''}`);
   console.dir = (value: unknown) => toStderr(value);
   console.table = (value: unknown) => toStderr(value);
+  return {
+    release: () => {
+      const lines = held ?? [];
+      held = undefined;
+      for (const line of lines) process.stderr.write(`${redact(line)}\n`);
+    },
+  };
 }
 
 /**

@@ -126,6 +126,17 @@ describe('secrets printed by user code', () => {
     }
   });
 
+  it('[RL-7] redacts a declared secret that a definition file prints while the folder loads', async () => {
+    const { client, stderr } = await connectStdio('legacy', { agentsDir: NOISY, env: { ...env(), API_TOKEN: secret } });
+    try {
+      await expect.poll(() => stderr().includes('load_time sees')).toBe(true);
+      expect(stderr()).toContain('load_time sees API_TOKEN=[redacted secret]');
+      expect(stderr()).not.toContain(secret);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('[RL-7] redacts console output of a tool over HTTP', async () => {
     const server = await startHttpServer({ agentsDir: NOISY, env: env() });
     try {

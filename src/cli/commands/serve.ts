@@ -44,10 +44,18 @@ export function registerServeCommand(program: Command): void {
     .action(async (options: ServeOptions) => {
       const guards = await import('../../server/processGuards.js');
       // Before any user code loads: agents/ files run in this process.
-      guards.redactConsole();
+      const heldConsole = guards.redactConsole();
       const protocolOutput = options.http ? undefined : guards.keepStdoutForProtocol();
       guards.survivePromiseLeaks();
-      const loaded = await loadForCommand(options);
+      let loaded;
+      try {
+        loaded = await loadForCommand(options);
+        // Secrets the folder declares, with values in the environment, are hidden from what loading printed.
+        const { hideDeclaredSecrets } = await import('../../runtime/variables/declaredSecrets.js');
+        hideDeclaredSecrets(loaded.registry, process.env);
+      } finally {
+        heldConsole.release();
+      }
       printIssues(loaded.issues);
       if (loaded.errors.length) {
         fail(`not starting: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
