@@ -7,12 +7,11 @@
 import type { AgentDefinition, ToolResult } from '../definitions/types.js';
 import { AgentportError, errorMessage } from '../errors.js';
 import { logToStderr } from '../log.js';
-import { timerDelay } from './limits.js';
 import { ModelResolver } from '../models/resolveModel.js';
 import type { Entry, LoadedPrompt, Registry } from '../registry/types.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../search/toolSearchTool.js';
 import type { NewMessage, Store, ThreadRecord } from '../store/types.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT_MS } from './limits.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT_MS, timerDelay } from './limits.js';
 import { runToCompletion } from './run/execute.js';
 import { RunHandles } from './run/handles.js';
 import { prepareInput } from './run/input.js';
@@ -143,26 +142,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await store.appendMessage(threadId, message);
       return;
     }
-    const { prompt, agent } = resolveTarget(thread.prompt);
-    const args = (thread.meta?.arguments ?? {}) as Record<string, unknown>;
-    const run = await openRun(services, {
-      target: thread.prompt,
-      agent,
-      prompt,
-      args,
-      userMessage: '',
-      existing: thread,
-      opening: [message],
-      signal: new AbortController().signal,
-      progress: () => {},
-    });
-    await runToCompletion(run);
+    await runToCompletion(await openOnThread(thread, [message]));
   };
 
-  /** A run over a thread that is not running: what a request from outside a turn acts through. */
-  const idleRun = async (threadId: string) => {
-    const thread = await store.getThread(threadId);
-    if (!thread) return undefined;
+  /**
+   * A run over an existing thread, outside any call: for a queued message
+   * (`opening`), or to act on the thread between turns (no opening, not run).
+   */
+  const openOnThread = (thread: ThreadRecord, opening: NewMessage[]) => {
     const { prompt, agent } = resolveTarget(thread.prompt);
     return openRun(services, {
       target: thread.prompt,
@@ -171,7 +158,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       args: (thread.meta?.arguments ?? {}) as Record<string, unknown>,
       userMessage: '',
       existing: thread,
-      opening: [],
+      opening,
       signal: new AbortController().signal,
       progress: () => {},
     });
@@ -190,7 +177,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const thread = await store.getThread(threadId).catch(() => undefined);
       const pending = thread && pendingRequest(thread.meta, requestId);
       if (!pending) throw new AgentportError('INVALID_ARGUMENTS', `no pending subagent request ${requestId} on thread ${threadId}`);
-      const parent = await idleRun(threadId);
+      const parent = thread && (await openOnThread(thread, []));
       const side = parent && [parent.sides.a, parent.sides.b].find((s) => s && specFor(s, pending.subagent));
       if (!parent || !side) throw new AgentportError('UNKNOWN_TOOL', `the subagent ${pending.subagent} is not available on thread ${threadId} any more`);
       try {

@@ -6,13 +6,12 @@
  * offered to the side that binds them: the function tool of that name when
  * there is one, otherwise a control tool the runtime provides.
  */
-import type { AgentDefinition, AgentSide, SessionToolBinding, ToolReference } from '../../definitions/types.js';
+import type { AgentDefinition, AgentSide, ModelRequestMessage, SessionToolBinding, ToolReference } from '../../definitions/types.js';
 import type { Entry, LoadedPrompt } from '../../registry/types.js';
 import { HookRunner } from '../hooks/hooks.js';
 import type { ControlBinding, ControlRole, Run, Services, Side } from '../run/types.js';
 import { DeferredTools } from '../tools/deferredTools.js';
 import { buildToolset, specsOf, toolsetForTurn, type OfferedControlTool, type OfferedTool } from '../tools/toolset.js';
-import type { ModelRequestMessage } from '../../definitions/types.js';
 
 export interface SideSource {
   key: 'a' | 'b';

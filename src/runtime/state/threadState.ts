@@ -26,6 +26,7 @@ import type { OfferedTool } from '../tools/toolset.js';
 import { deliverToParent } from '../subagents/delivery.js';
 import { childRecords, entryOf, findChild, markTerminated, subagentMetaOf, threadView } from '../subagents/registry.js';
 import { ThreadFiles } from './files.js';
+import { pageOf } from './messagePages.js';
 
 /** Thread meta key of the durable per-thread values (getValue/setValue). */
 const VALUES_META = 'values';
@@ -88,11 +89,8 @@ class RunThreadState implements ThreadState {
 
   // -- messages
   async getMessages(options: GetMessagesOptions = {}): Promise<{ messages: ThreadMessage[]; total: number; hasMore: boolean }> {
-    const all = await this.allMessages();
-    const ordered = options.order === 'desc' ? [...all].reverse() : all;
-    const offset = Math.max(0, options.offset ?? 0);
-    const end = options.limit === undefined ? ordered.length : offset + Math.max(0, options.limit);
-    return { messages: ordered.slice(offset, end).map(copy), total: all.length, hasMore: end < ordered.length };
+    const page = pageOf(await this.allMessages(), options);
+    return { ...page, messages: page.messages.map(copy) };
   }
 
   async getMessage(id: string): Promise<ThreadMessage | undefined> {

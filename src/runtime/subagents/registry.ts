@@ -6,6 +6,7 @@
 import type { SubagentRegistryEntry, ThreadView } from '../../definitions/types.js';
 import type { ThreadRecord } from '../../store/types.js';
 import type { Run, Services, Side } from '../run/types.js';
+import { pageOf } from '../state/messagePages.js';
 import { SUBAGENT_CREATE, type SubagentSpec } from '../tools/toolset.js';
 
 const CHILDREN_META = 'children';
@@ -104,11 +105,7 @@ export async function threadView(services: Services, threadId: string, name?: st
     ...(name ? { name } : {}),
     status: statusOf(services, { reference: threadId, terminated }),
     async getMessages(options = {}) {
-      const all = await store.listMessages(threadId);
-      const ordered = options.order === 'desc' ? all.reverse() : all;
-      const offset = Math.max(0, options.offset ?? 0);
-      const end = options.limit === undefined ? ordered.length : offset + Math.max(0, options.limit);
-      return { messages: ordered.slice(offset, end), total: all.length, hasMore: end < ordered.length };
+      return pageOf(await store.listMessages(threadId), options);
     },
     async getValue<T>(key: string) {
       const fresh = await store.getThread(threadId);
