@@ -25,6 +25,7 @@ export type {
   DefineToolOptions,
   ExecutionState,
   ExposureOptions,
+  TaskSupport,
   HookDefinition,
   HookName,
   ImageContent,

@@ -113,6 +113,7 @@ const exposure = {
   title: z.string().optional(),
   alwaysLoad: z.boolean().optional(),
   defer: z.boolean().optional(),
+  taskSupport: z.enum(['forbidden', 'optional', 'required']).optional(),
 };
 
 export const promptDefinitionSchema = z.strictObject({

@@ -102,7 +102,16 @@ export interface ExposureOptions {
   alwaysLoad?: boolean;
   /** Announce this tool by name only until a tool search loads it. */
   defer?: boolean;
+  /**
+   * How a call may run as an MCP task (for clients that opted in to the Tasks
+   * extension): `optional` (default) answers inline when the run ends within
+   * about a second and with a task otherwise; `required` always answers with
+   * a task and refuses clients without the extension; `forbidden` never does.
+   */
+  taskSupport?: TaskSupport;
 }
+
+export type TaskSupport = 'forbidden' | 'optional' | 'required';
 
 export interface PromptDefinition<N extends string = string, S extends ToolArgs = ToolArgs>
   extends ExposureOptions {

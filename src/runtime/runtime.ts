@@ -14,6 +14,7 @@ import type { NewMessage, Store, ThreadRecord } from '../store/types.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT_MS, timerDelay } from './limits.js';
 import { runToCompletion } from './run/execute.js';
 import { RunHandles } from './run/handles.js';
+import { recoverInterrupted } from './run/recovery.js';
 import { prepareInput } from './run/input.js';
 import { openRun } from './run/openRun.js';
 import type { Run, Services, Side } from './run/types.js';
@@ -34,6 +35,8 @@ export interface Runtime {
   provideVariables(threadId: string, requestId: string, values: Record<string, unknown>): Promise<{ reference: string | undefined }>;
   /** Runs that outlived their call (run_wait, run_status, run_cancel). */
   readonly handles: RunHandles;
+  /** Marks threads a crashed process left `running` as interrupted; returns their ids. */
+  recoverInterrupted(): Promise<string[]>;
   /**
    * Stops taking calls, interrupts every run (each records what it did and
    * which tool calls did not complete), waits up to `graceMs` for them to
@@ -168,6 +171,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     registry,
     store,
     handles: new RunHandles(services),
+    recoverInterrupted: () => recoverInterrupted(services),
     async variableRequest(threadId, requestId) {
       const thread = await store.getThread(threadId).catch(() => undefined);
       const pending = thread && pendingRequest(thread.meta, requestId);

@@ -6,17 +6,17 @@
  * continue the conversation.
  */
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
-import { errorInfo, errorMessage, isAgentportError, type ErrorInfo } from '../errors.js';
+import { errorInfo, errorMessage, isAgentportError } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
-import type { RunResult } from '../runtime/types.js';
 import type { Elicit } from '../runtime/run/types.js';
 import { timerDelay } from '../runtime/limits.js';
 import { log } from '../log.js';
 import type { ExposedTool } from './toolCatalog.js';
+import { THREAD_META_KEY, errorResult, runResult } from './toolResults.js';
+import { createTaskResult, type CreateTaskResult, type TaskCall } from './tasks.js';
 
 /** `_meta` key under which a caller may pass values for declared variables. */
 export const VARIABLES_META_KEY = 'agentport/variables';
-export const THREAD_META_KEY = 'agentport/thread_id';
 
 /**
  * Pause between the last progress notification and the result: current SDK
@@ -24,20 +24,30 @@ export const THREAD_META_KEY = 'agentport/thread_id';
  */
 const PROGRESS_SETTLE_MS = 20;
 
+export interface CallOptions {
+  /** How to ask the person behind the call for values (elicitation), when they can be asked. */
+  elicit?: Elicit;
+  /** Answer with a run handle after this long (0: wait for the end). */
+  callBudgetMs?: number;
+  /** The call's abort signal (the request's, unless the server tracks cancellation itself). */
+  signal?: AbortSignal;
+  /** Set when the client opted in to MCP tasks and the tool allows them. */
+  task?: TaskCall;
+}
+
 export async function callExposedTool(
   getRuntime: () => Promise<Runtime>,
   tools: ReadonlyMap<string, ExposedTool>,
   name: string,
   args: Record<string, unknown> | undefined,
   ctx: ServerContext,
-  elicit?: Elicit,
-  callBudgetMs = 0,
-  /** The call's abort signal (the request's, unless the server tracks cancellation itself). */
-  signal: AbortSignal = ctx.mcpReq.signal,
-): Promise<CallToolResult> {
+  options: CallOptions = {},
+): Promise<CallToolResult | CreateTaskResult> {
   if (!tools.has(name)) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   }
+  const { task, callBudgetMs = 0, signal = ctx.mcpReq.signal } = options;
+  const elicit = task?.elicit ?? options.elicit;
   const progressToken = ctx.mcpReq._meta?.progressToken;
   let progress = 0;
   let lastProgress = 0;
@@ -60,6 +70,8 @@ export async function callExposedTool(
   else signal.addEventListener('abort', forward, { once: true });
   // Known up front when continuing a thread: a call waiting for the thread's earlier run gets a handle too.
   let threadId: string | undefined = typeof args?.thread_id === 'string' && args.thread_id ? args.thread_id : undefined;
+  let threadKnown!: () => void;
+  const threadOpened = new Promise<void>((resolve) => (threadKnown = resolve));
   let background: ((message: string) => void) | undefined;
   let latest: string | undefined;
   try {
@@ -74,14 +86,29 @@ export async function callExposedTool(
         if (background) background(message);
         else onProgress(message);
       },
-      onThread: (id) => (threadId = id),
+      onThread: (id) => {
+        threadId = id;
+        threadKnown();
+      },
       ...(variables ? { variables } : {}),
       ...(elicit ? { elicit } : {}),
     });
-    if (callBudgetMs > 0 && (await outlives(done, callBudgetMs)) && threadId) {
+    if (task) {
+      // A task needs its thread: a run still opening is waited for.
+      const becomesTask = (await task.becomesTask(done)) && (await Promise.race([threadOpened.then(() => true), done.then(() => false, () => false)]));
+      if (becomesTask && threadId) {
+        signal.removeEventListener('abort', forward);
+        const detached = await runtime.handles.detach(threadId, done, () => controller.abort(), { withId: true });
+        background = detached.progress;
+        if (latest) background(latest);
+        task.created(detached.id!, done);
+        return createTaskResult((await runtime.handles.get(detached.id!))!);
+      }
+      task.answeredInline();
+    } else if (callBudgetMs > 0 && (await outlives(done, callBudgetMs)) && threadId) {
       // The host stops waiting here; the run goes on, reached through run_wait.
       signal.removeEventListener('abort', forward);
-      background = await runtime.handles.detach(threadId, done, () => controller.abort());
+      background = (await runtime.handles.detach(threadId, done, () => controller.abort())).progress;
       if (latest) background(latest);
       await settle();
       return handleResult(threadId, callBudgetMs);
@@ -94,11 +121,6 @@ export async function callExposedTool(
     await settle();
     return errorResult(errorInfo(error));
   }
-}
-
-/** A call that could not run at all: the error's message as text, its code in structuredContent. */
-export function errorResult(error: ErrorInfo): CallToolResult {
-  return { content: [{ type: 'text', text: error.message }], structuredContent: { error }, isError: true };
 }
 
 /** Whether `done` is still pending after `ms` (it keeps going either way). */
@@ -132,27 +154,6 @@ function handleResult(threadId: string, budgetMs: number): CallToolResult {
 
 function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
-}
-
-/** A run's result as a tool result. */
-export function runResult(result: RunResult): CallToolResult {
-  const text = result.error
-    ? `${result.error.message}${result.toolCalls.length ? `\nWhat was done: ${result.toolCalls.map((c) => `${c.name} (${c.status})`).join(', ')}` : ''}`
-    : result.text;
-  return {
-    content: [{ type: 'text', text }],
-    structuredContent: {
-      thread_id: result.threadId,
-      ...(result.error ? { error: result.error } : { response: result.text }),
-      ...(result.reasoning ? { reasoning: result.reasoning } : {}),
-      steps: result.steps,
-      turns: result.turns,
-      ...(result.attachments ? { attachments: result.attachments } : {}),
-      tool_calls: result.toolCalls.map((call) => ({ name: call.name, status: call.status })),
-    },
-    _meta: { [THREAD_META_KEY]: result.threadId },
-    ...(result.error ? { isError: true } : {}),
-  };
 }
 
 function callVariables(raw: unknown): Record<string, string> | undefined {

@@ -3,12 +3,24 @@
  * (here, not per request); each connection or request gets a light low-level
  * `Server` that answers from it.
  */
-import { Server, type CallToolResult, type McpServerFactory, type ServerContext } from '@modelcontextprotocol/server';
+import { type Server, type CallToolResult, type McpServerFactory, type ServerContext } from '@modelcontextprotocol/server';
 import type { Registry } from '../registry/types.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { callExposedTool, errorResult } from './callTool.js';
+import { callExposedTool } from './callTool.js';
+import { errorResult } from './toolResults.js';
 import { CallCancellations } from './cancellations.js';
 import { elicitation } from './elicitation.js';
+import { TaskAwareServer } from './taskAwareServer.js';
+import {
+  TASKS_EXTENSION,
+  TASK_WINDOW_MS,
+  TaskCall,
+  TaskInputs,
+  missingTasksCapability,
+  registerTaskMethods,
+  tasksOptedIn,
+  type CreateTaskResult,
+} from './tasks.js';
 import { RUN_TOOLS, callRunTool, isRunTool } from './runTools.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
 import {
@@ -72,11 +84,20 @@ export function createAgentportServer(
   const runTools = callBudgetMs > 0 ? RUN_TOOLS.filter((tool) => !byName.has(tool.name)) : [];
   const listed = [...surface.listed, ...runTools];
   const cancellations = new CallCancellations();
-  const call = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult> =>
+  const taskInputs = new TaskInputs();
+  const call = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult | CreateTaskResult> =>
     cancellations.track(ctx, (signal) => dispatch(name, args, ctx, server, signal));
-  const dispatch = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server, signal: AbortSignal): Promise<CallToolResult> => {
-    if (isRunTool(name) && runTools.some((tool) => tool.name === name)) return callRunTool(await getRuntime(), name, args);
+  /** An exposed prompt or agent: as a task when the client opted in and the tool allows it. */
+  const callExposed = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server, signal: AbortSignal) => {
+    const support = byName.get(name)?.taskSupport ?? 'forbidden';
+    const optedIn = support !== 'forbidden' && tasksOptedIn(server, ctx);
+    if (support === 'required' && !optedIn) throw missingTasksCapability(`the tool "${name}"`);
+    const task = optedIn ? new TaskCall(taskInputs, support === 'required' ? 0 : TASK_WINDOW_MS) : undefined;
     const elicit = elicitation(server, ctx);
+    return callExposedTool(getRuntime, byName, name, args, ctx, { callBudgetMs, signal, ...(elicit ? { elicit } : {}), ...(task ? { task } : {}) });
+  };
+  const dispatch = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server, signal: AbortSignal): Promise<CallToolResult | CreateTaskResult> => {
+    if (isRunTool(name) && runTools.some((tool) => tool.name === name)) return callRunTool(await getRuntime(), name, args);
     if (surface.index && name === TOOL_SEARCH_NAME) return searchResult(surface.index, args);
     if (surface.searchOn && name === CALL_TOOL) {
       const target = typeof args?.name === 'string' ? args.name : '';
@@ -87,18 +108,20 @@ export function createAgentportServer(
       if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) {
         return errorResult({ code: 'INVALID_ARGUMENTS', message: `${CALL_TOOL}: arguments must be an object` });
       }
-      return callExposedTool(getRuntime, byName, target, inner as Record<string, unknown> | undefined, ctx, elicit, callBudgetMs, signal);
+      return callExposed(target, inner as Record<string, unknown> | undefined, ctx, server, signal);
     }
-    return callExposedTool(getRuntime, byName, name, args, ctx, elicit, callBudgetMs, signal);
+    return callExposed(name, args, ctx, server, signal);
   };
 
   const factory: McpServerFactory = () => {
-    const server = new Server(
+    const server = new TaskAwareServer(
       { name: 'agentport', title: 'agentport', version: VERSION },
-      { capabilities: { tools: { listChanged: false } }, instructions: surface.instructions },
+      { capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } }, instructions: surface.instructions },
     );
     server.setRequestHandler('tools/list', () => ({ tools: listed }));
-    server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx, server));
+    // A task result is this extension's shape, not a CallToolResult: TaskAwareServer lets it through.
+    server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx, server) as Promise<CallToolResult>);
+    registerTaskMethods(server, taskInputs, getRuntime);
     // Over stateless HTTP the cancellation arrives at another server instance: it is routed here.
     server.setNotificationHandler('notifications/cancelled', (notification) => {
       cancellations.cancel(notification.params.requestId, notification.params.reason);

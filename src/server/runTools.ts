@@ -8,7 +8,7 @@ import { JSON_SCHEMA_2020_12 } from '../definitions/jsonSchema.js';
 import { errorInfo } from '../errors.js';
 import type { RunView } from '../runtime/run/handles.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { errorResult, runResult } from './callTool.js';
+import { errorResult, runResult } from './toolResults.js';
 
 export const RUN_TOOL_NAMES = ['run_wait', 'run_status', 'run_cancel'] as const;
 type RunToolName = (typeof RUN_TOOL_NAMES)[number];

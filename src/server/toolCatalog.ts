@@ -6,6 +6,7 @@
 import { JSON_SCHEMA_2020_12, messageInputSchema, toJsonSchema, type JsonSchema } from '../definitions/jsonSchema.js';
 import { RESERVED_ARGUMENT } from '../registry/references.js';
 import type { Registry } from '../registry/types.js';
+import type { TaskSupport } from '../definitions/types.js';
 
 export interface ExposedTool {
   name: string;
@@ -23,6 +24,8 @@ export interface ExposedTool {
   kind: 'prompt' | 'agent';
   /** Listed even when deferred tool search is on. */
   alwaysLoad: boolean;
+  /** Whether a call may answer with an MCP task (see TaskSupport). */
+  taskSupport: TaskSupport;
 }
 
 export function buildToolCatalog(registry: Registry): ExposedTool[] {
@@ -30,14 +33,14 @@ export function buildToolCatalog(registry: Registry): ExposedTool[] {
   for (const prompt of registry.prompts.values()) {
     const def = prompt.definition;
     if (!def.exposeAsTool) continue;
-    tools.push(exposed(prompt.name, def.title, def.toolDescription, def.requiredSchema ? toJsonSchema(def.requiredSchema) : messageInputSchema(), 'prompt', def.alwaysLoad === true));
+    tools.push(exposed(prompt.name, def.title, def.toolDescription, def.requiredSchema ? toJsonSchema(def.requiredSchema) : messageInputSchema(), 'prompt', def.alwaysLoad === true, def.taskSupport));
   }
   for (const agent of registry.agents.values()) {
     const def = agent.definition;
     if (!def.exposeAsTool) continue;
     const side = registry.prompts.get(def.sideA.prompt)?.definition;
     const schema = side?.requiredSchema ? toJsonSchema(side.requiredSchema) : messageInputSchema();
-    tools.push(exposed(agent.name, def.title, def.toolDescription ?? side?.toolDescription ?? '', schema, 'agent', def.alwaysLoad === true));
+    tools.push(exposed(agent.name, def.title, def.toolDescription ?? side?.toolDescription ?? '', schema, 'agent', def.alwaysLoad === true, def.taskSupport ?? side?.taskSupport));
   }
   // Deterministic order whatever the file system returned.
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -55,6 +58,7 @@ function exposed(
   schema: JsonSchema,
   kind: ExposedTool['kind'],
   alwaysLoad: boolean,
+  taskSupport: TaskSupport = 'optional',
 ): ExposedTool {
   const properties = { ...(schema.properties as Record<string, unknown> | undefined), [RESERVED_ARGUMENT]: THREAD_ID_PROPERTY };
   const displayTitle = title ?? humanize(name);
@@ -67,11 +71,12 @@ function exposed(
     annotations: { title: displayTitle, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     kind,
     alwaysLoad,
+    taskSupport,
   };
 }
 
 /** The `tools/list` entry of an exposed tool (without agentport's own fields). */
-export function listedTool({ kind: _kind, alwaysLoad: _alwaysLoad, ...tool }: ExposedTool): Omit<ExposedTool, 'kind' | 'alwaysLoad'> {
+export function listedTool({ kind: _kind, alwaysLoad: _alwaysLoad, taskSupport: _taskSupport, ...tool }: ExposedTool): Omit<ExposedTool, 'kind' | 'alwaysLoad' | 'taskSupport'> {
   return tool;
 }
 

@@ -122,4 +122,36 @@ describe('stopping while a tool runs', () => {
     expect(sent.at(-2)!.content).toContain('These tool calls did not complete: slow_step({"label":"two"}).');
     expect(sent.some((m) => m.role === 'tool' && m.content === 'did one')).toBe(true);
   }, 20_000);
+
+  it('[RL-4] after kill -9, the next start marks the thread left running as interrupted by itself', async () => {
+    const dataDir = tempDir();
+    const busy = await startBusyCall(dataDir);
+    await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 5000 }).toBe('running');
+    process.kill(busy.pid, 'SIGKILL');
+    await busy.exited;
+    // No call at all: the new process looks for such threads shortly after it starts.
+    const { client, stderr } = await connectStdio('legacy', { agentsDir: NOISY, env: env(), dataDir });
+    try {
+      await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 8000 }).toBe('interrupted');
+      expect(stderr()).toContain('1 thread(s) left running by a stopped process marked interrupted');
+    } finally {
+      await client.close();
+    }
+  }, 20_000);
+
+  it('[RL-4] a thread running in another live process is not marked interrupted by a new one', async () => {
+    const dataDir = tempDir();
+    const busy = await startBusyCall(dataDir);
+    await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 5000 }).toBe('running');
+    const { client } = await connectStdio('legacy', { agentsDir: NOISY, env: env(), dataDir });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect((await threadOf(dataDir)).thread.status).toBe('running');
+    } finally {
+      await client.close();
+      process.kill(busy.pid, 'SIGKILL');
+      await busy.exited;
+      await busy.client.close().catch(() => {});
+    }
+  }, 20_000);
 });

@@ -56,6 +56,17 @@ export class FakeModelServer {
     return this;
   }
 
+  /**
+   * Answers requests that neither a route nor the script covers by rule
+   * (say, for a client that calls tools as often as it likes).
+   */
+  answerWith(rule: (body: RecordedRequest['body']) => ScriptedReply | undefined): this {
+    this.rule = rule;
+    return this;
+  }
+
+  private rule: ((body: RecordedRequest['body']) => ScriptedReply | undefined) | undefined;
+
   /** Replies for requests whose system prompt starts with `prefix`. */
   replyToSystem(prefix: string, ...replies: ScriptedReply[]): this {
     return this.replyWhen((body) => String(body.messages[0]?.content ?? '').startsWith(prefix), ...replies);
@@ -85,7 +96,7 @@ export class FakeModelServer {
         }
         this.requests.push(recorded);
         const route = this.routes.find((r) => r.replies.length > 0 && r.match(recorded.body));
-        const next = route ? route.replies.shift() : this.script.shift();
+        const next = route ? route.replies.shift() : this.script.shift() ?? this.rule?.(recorded.body);
         if (!next) {
           this.unexpected.push(recorded);
           res.writeHead(500, { 'content-type': 'application/json' });

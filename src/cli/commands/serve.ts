@@ -4,6 +4,9 @@ import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../../search/toolSearchTool.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../../server/httpDefaults.js';
 import { dataDirOf, fail, loadForCommand, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
+/** How long after start the runtime looks for threads a crashed process left running. */
+const RECOVERY_DELAY_MS = 2000;
+
 interface ServeOptions extends DirOptions {
   http?: boolean;
   host?: string;
@@ -112,6 +115,14 @@ export function registerServeCommand(program: Command): void {
         return;
       }
       if (server.surface.searchOn) log.info(`tool search on: ${server.surface.deferred.length} of ${server.tools.length} tool(s) deferred`);
+      // Threads a crashed process left running are marked interrupted, off the start-up path.
+      setTimeout(() => {
+        void server
+          .runtime()
+          .then((runtime) => runtime.recoverInterrupted())
+          .then((ids) => ids.length && log.info(`${ids.length} thread(s) left running by a stopped process marked interrupted`))
+          .catch((error: unknown) => log.warn(`looking for interrupted threads failed: ${error instanceof Error ? error.message : String(error)}`));
+      }, RECOVERY_DELAY_MS).unref();
       const graceMs = Number(options.shutdownGrace ?? '10') * 1000;
       if (!(graceMs >= 0)) {
         fail(`--shutdown-grace must be a number of seconds, got "${options.shutdownGrace}"`);

@@ -22,9 +22,12 @@ async function execute(run: Run): Promise<SessionResult> {
   // A run still going after a moment is marked running (off the reply path): a process that dies
   // then leaves a trace the next call reads. Quick runs cost no write.
   let marking: Promise<unknown> | undefined;
+  // With the mark, the thread's lock (unless this turn holds it already): other processes then know it is alive.
+  let locking: Promise<(() => Promise<void>) | undefined> | undefined;
   const markRunning = () => {
     if (run.finished || marking) return;
     marking = store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
+    locking = store.lockThread?.(run.thread.id, 0).catch(() => undefined);
   };
   run.markRunning = markRunning;
   const mark = setTimeout(markRunning, RUNNING_MARK_AFTER_MS);
@@ -52,6 +55,7 @@ async function execute(run: Run): Promise<SessionResult> {
     throw run.redactor.error(error);
   } finally {
     clearTimeout(mark);
+    await (await locking)?.().catch(() => {});
     run.finished = true;
     if (activeRuns.get(run.thread.id) === run) activeRuns.delete(run.thread.id);
     handOverQueue(run, ended);

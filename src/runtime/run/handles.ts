@@ -5,7 +5,13 @@
  * promise and latest progress; its outcome is then stored with the thread
  * (meta `lastRun`) so run_wait answers from the store after a restart. A
  * thread left `running` by a process that is gone is reported interrupted.
+ *
+ * A detached run may also carry an id of its own (an MCP task): its record
+ * is written with the thread (meta `runs`) before `detach` returns, so the id
+ * answers at once, from any process, and after a restart; it then keeps the
+ * run's outcome even when the thread goes on with later turns.
  */
+import { randomBytes } from 'node:crypto';
 import { AgentportError, errorInfo, type ErrorInfo } from '../../errors.js';
 import type { RunResult } from '../types.js';
 import type { Services } from './types.js';
@@ -13,10 +19,14 @@ import type { Services } from './types.js';
 /** Where a run stands, as run_wait / run_status / run_cancel report it. */
 export interface RunView {
   threadId: string;
+  /** The run's own id, when it was detached with one. */
+  id?: string;
   status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
   /** The latest progress message, while running. */
   progress?: string;
   startedAt?: string;
+  /** When the status or progress last changed. */
+  updatedAt?: string;
   /** The outcome, once it ended. */
   result?: RunResult;
   error?: ErrorInfo;
@@ -24,7 +34,9 @@ export interface RunView {
 
 interface Handle {
   threadId: string;
+  id: string | undefined;
   startedAt: string;
+  updatedAt: string;
   progress: string | undefined;
   done: Promise<RunResult>;
   settled: RunView | undefined;
@@ -32,6 +44,13 @@ interface Handle {
 }
 
 const LAST_RUN_META = 'lastRun';
+const RUNS_META = 'runs';
+/** How long a run's record is kept with its thread after it ended (the TTL announced for tasks). */
+export const RUN_RECORD_TTL_MS = 24 * 60 * 60_000;
+/** At most this many run records per thread (the oldest go first). */
+const RUN_RECORDS_KEPT = 50;
+
+type RunRecord = Omit<RunView, 'threadId' | 'id' | 'progress'>;
 /** How long a finished run stays in memory before run_wait answers from the store. */
 const SETTLED_KEPT_MS = 10 * 60_000;
 /** The longest a single run_wait waits. */
@@ -39,6 +58,7 @@ export const MAX_WAIT_MS = 50_000;
 
 export class RunHandles {
   private readonly handles = new Map<string, Handle>();
+  private readonly byId = new Map<string, Handle>();
 
   constructor(private readonly services: Services) {}
 
@@ -46,9 +66,16 @@ export class RunHandles {
    * Keeps a run that a caller stopped waiting for. Returns the sink for its
    * progress from now on.
    */
-  async detach(threadId: string, done: Promise<RunResult>, cancel: () => void): Promise<(message: string) => void> {
-    const handle: Handle = { threadId, startedAt: new Date().toISOString(), progress: undefined, done, settled: undefined, cancel };
+  async detach(threadId: string, done: Promise<RunResult>, cancel: () => void, options: { withId?: boolean } = {}): Promise<{ id: string | undefined; progress: (message: string) => void }> {
+    const at = new Date().toISOString();
+    const id = options.withId ? `${threadId}.${randomBytes(6).toString('hex')}` : undefined;
+    const handle: Handle = { threadId, id, startedAt: at, updatedAt: at, progress: undefined, done, settled: undefined, cancel };
     this.handles.set(threadId, handle);
+    if (id) {
+      this.byId.set(id, handle);
+      // Durable before the id is handed out: any process can answer for it from now on.
+      await this.writeRecord(handle, { status: 'running', startedAt: at, updatedAt: at });
+    }
     // Marked running now: a process that dies leaves a trace the next one reads.
     this.services.activeRuns.get(threadId)?.markRunning?.();
     // A run that goes on without its caller holds the thread's lock across processes until it ends
@@ -59,9 +86,39 @@ export class RunHandles {
       (result) => this.settle(handle, { threadId, status: result.error ? 'failed' : 'completed', result }),
       (error: unknown) => this.settle(handle, { threadId, status: errorInfo(error).code === 'CANCELLED' ? 'cancelled' : 'failed', error: errorInfo(error) }),
     );
-    return (message) => {
-      handle.progress = message;
+    return {
+      id,
+      progress: (message) => {
+        handle.progress = message;
+        handle.updatedAt = new Date().toISOString();
+      },
     };
+  }
+
+  /** Where the run with this id stands: live in this process, else its stored record. */
+  async get(id: string): Promise<RunView | undefined> {
+    const handle = this.byId.get(id);
+    if (handle) return this.view(handle);
+    const threadId = threadOfId(id);
+    if (!threadId) return undefined;
+    const thread = await this.services.store.getThread(threadId).catch(() => undefined);
+    const record = (thread?.meta?.[RUNS_META] as Record<string, RunRecord> | undefined)?.[id];
+    if (!thread || !record) return undefined;
+    if (record.status === 'running') {
+      // Not held here: running in another process, or left by one that is gone.
+      const live = await this.fromStore(threadId).catch(() => undefined);
+      if (live?.status === 'running') return { ...record, threadId, id, ...(live.progress ? { progress: live.progress } : {}) };
+      return { ...interrupted(threadId), id, startedAt: record.startedAt, updatedAt: record.updatedAt ?? record.startedAt };
+    }
+    return { ...record, threadId, id };
+  }
+
+  /** Stops the run with this id (without waiting for it to settle); false when it is not running here. */
+  cancelById(id: string): boolean {
+    const handle = this.byId.get(id);
+    if (!handle || handle.settled) return false;
+    handle.cancel();
+    return true;
   }
 
   /** Waits up to `timeoutMs` (at most 50 s) for the run's end. */
@@ -94,19 +151,42 @@ export class RunHandles {
   }
 
   private view(handle: Handle): RunView {
-    return handle.settled ?? { threadId: handle.threadId, status: 'running', startedAt: handle.startedAt, ...(handle.progress ? { progress: handle.progress } : {}) };
+    return (
+      handle.settled ?? {
+        threadId: handle.threadId,
+        ...(handle.id ? { id: handle.id } : {}),
+        status: 'running',
+        startedAt: handle.startedAt,
+        updatedAt: handle.updatedAt,
+        ...(handle.progress ? { progress: handle.progress } : {}),
+      }
+    );
   }
 
-  private async settle(handle: Handle, view: RunView): Promise<void> {
+  private async settle(handle: Handle, ended: RunView): Promise<void> {
+    const endedAt = new Date().toISOString();
+    const view: RunView = { ...ended, ...(handle.id ? { id: handle.id } : {}), startedAt: handle.startedAt, updatedAt: endedAt };
     handle.settled = view;
     // Kept a while for run_wait; after that the stored outcome answers.
     setTimeout(() => {
       if (this.handles.get(handle.threadId) === handle) this.handles.delete(handle.threadId);
+      if (handle.id && this.byId.get(handle.id) === handle) this.byId.delete(handle.id);
     }, SETTLED_KEPT_MS).unref();
-    const lastRun = { status: view.status, endedAt: new Date().toISOString(), ...(view.result ? { result: view.result } : {}), ...(view.error ? { error: view.error } : {}) };
-    await this.services.patchThreadMeta(handle.threadId, (meta) => ({ ...meta, [LAST_RUN_META]: lastRun })).catch((error: unknown) => {
-      this.services.log(`the outcome of the run on thread ${handle.threadId} could not be stored: ${String(error)}`);
-    });
+    const outcome = { status: view.status, ...(view.result ? { result: view.result } : {}), ...(view.error ? { error: view.error } : {}) };
+    const lastRun = { ...outcome, endedAt };
+    await this.services
+      .patchThreadMeta(handle.threadId, (meta) => ({
+        ...meta,
+        [LAST_RUN_META]: lastRun,
+        ...(handle.id ? { [RUNS_META]: withRecord(meta, handle.id, { ...outcome, startedAt: handle.startedAt, updatedAt: endedAt }) } : {}),
+      }))
+      .catch((error: unknown) => {
+        this.services.log(`the outcome of the run on thread ${handle.threadId} could not be stored: ${String(error)}`);
+      });
+  }
+
+  private async writeRecord(handle: Handle, record: RunRecord): Promise<void> {
+    await this.services.patchThreadMeta(handle.threadId, (meta) => ({ ...meta, [RUNS_META]: withRecord(meta, handle.id!, record) }));
   }
 
   /** A run this process does not hold: its stored outcome, or interrupted when it was left running. */
@@ -126,6 +206,21 @@ export class RunHandles {
     if (last) return { ...last, threadId };
     throw new AgentportError('INVALID_ARGUMENTS', `thread ${threadId} has no run that outlived its call: call the tool again with this thread_id to continue it`);
   }
+}
+
+/** The thread a run id belongs to (ids are `<thread id>.<suffix>`). */
+function threadOfId(id: string): string | undefined {
+  const dot = id.lastIndexOf('.');
+  return dot > 0 ? id.slice(0, dot) : undefined;
+}
+
+/** The thread's run records with this one set, expired and surplus ones dropped. */
+function withRecord(meta: Record<string, unknown>, id: string, record: RunRecord): Record<string, RunRecord> {
+  const now = Date.now();
+  const kept = Object.entries((meta[RUNS_META] ?? {}) as Record<string, RunRecord>).filter(
+    ([key, old]) => key !== id && (old.status === 'running' || now - Date.parse(old.updatedAt ?? old.startedAt ?? '') < RUN_RECORD_TTL_MS),
+  );
+  return Object.fromEntries([...kept.slice(-(RUN_RECORDS_KEPT - 1)), [id, record]]);
 }
 
 function interrupted(threadId: string): RunView {
