@@ -87,6 +87,26 @@ describe('agentport config', () => {
   });
 });
 
+describe('agentport serve --store', () => {
+  it('names the accepted stores when given an unknown one (flag or AGENTPORT_STORE)', async () => {
+    const flag = await agentport(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'redis']);
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toContain('--store must be one of file, memory, postgres, got "redis"');
+    const env = await agentport(['serve', '--dir', EXAMPLE_AGENTS], { AGENTPORT_STORE: 'sqlite' });
+    expect(env.code).toBe(1);
+    expect(env.stderr).toContain('AGENTPORT_STORE must be one of file, memory, postgres, got "sqlite"');
+  });
+
+  it('asks for a database URL for postgres, and says when the database cannot be reached', async () => {
+    const missing = await agentport(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'postgres'], { AGENTPORT_DATABASE_URL: '' });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('--store postgres needs a database: set AGENTPORT_DATABASE_URL');
+    const unreachable = await agentport(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'postgres', '--database-url', 'postgres://nobody@127.0.0.1:1/none']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain('cannot connect to PostgreSQL');
+  });
+});
+
 describe('agentport --help and --version', () => {
   it('prints the version from package.json', async () => {
     const { stdout } = await agentport(['--version']);

@@ -21,6 +21,11 @@ export function playFixtures(body: RecordedRequest['body']): ScriptedReply {
     if (last?.role === 'tool') return { toolCalls: [{ name: 'give_up', arguments: { message: 'the job always fails' } }] };
     return { toolCalls: [{ name: 'sleep', arguments: { seconds: 1 } }] };
   }
+  if (system.startsWith('Chat.')) {
+    const turn = body.messages.filter((m) => m.role === 'user').length;
+    if (last?.role === 'user' && String(last.content).includes('sleep')) return { toolCalls: [{ name: 'sleep', arguments: { seconds: 1 } }] };
+    return { text: `turn ${turn}` };
+  }
   if (system.startsWith('Delete on confirmation.')) {
     if (last?.role === 'tool') return { text: `Deleted: ${String(last.content)}` };
     return { toolCalls: [{ name: 'subagent_create', arguments: { name: 'deleter1', arguments: { message: 'delete the file' } } }] };

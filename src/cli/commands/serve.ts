@@ -20,6 +20,9 @@ interface ServeOptions extends DirOptions {
   runTimeout?: string;
   toolSearch?: string;
   toolSearchThreshold?: string;
+  store?: string;
+  databaseUrl?: string;
+  databaseSchema?: string;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -28,6 +31,9 @@ export function registerServeCommand(program: Command): void {
     .description('serve the agents folder as MCP tools (stdio by default)')
     .option(DIR_OPTION, DIR_HELP)
     .option('--data-dir <path>', 'where threads and caches are kept (default: .agentport/ beside the agents folder)')
+    .option('--store <kind>', 'where threads are kept: file (the data folder), memory, or postgres (env AGENTPORT_STORE)')
+    .option('--database-url <url>', 'PostgreSQL connection string for --store postgres (env AGENTPORT_DATABASE_URL)')
+    .option('--database-schema <name>', 'PostgreSQL schema for agentport\'s tables, default agentport (env AGENTPORT_DATABASE_SCHEMA)')
     .option('--http', 'serve Streamable HTTP instead of stdio')
     .option('--host <host>', 'HTTP bind address', DEFAULT_HOST)
     .option('--port <port>', 'HTTP port', String(DEFAULT_PORT))
@@ -99,14 +105,39 @@ export function registerServeCommand(program: Command): void {
         import('../../log.js'),
       ]);
       const dataDir = dataDirOf(options);
-      // The runtime and the store load on the first tools/call.
+      const { openStore, parseStoreKind } = await import('../../store/open.js');
+      let storeChoice;
+      try {
+        const kind = options.store ?? process.env.AGENTPORT_STORE;
+        const databaseUrl = options.databaseUrl ?? process.env.AGENTPORT_DATABASE_URL;
+        const databaseSchema = options.databaseSchema ?? process.env.AGENTPORT_DATABASE_SCHEMA;
+        storeChoice = {
+          kind: kind ? parseStoreKind(kind, options.store ? '--store' : 'AGENTPORT_STORE') : ('file' as const),
+          dataDir,
+          ...(databaseUrl ? { databaseUrl } : {}),
+          ...(databaseSchema ? { databaseSchema } : {}),
+        };
+      } catch (error) {
+        fail(error instanceof Error ? error.message : String(error));
+        return;
+      }
+      // A database is reached (and migrated) at start, so a wrong URL is said at once; file and memory stores load on the first call.
+      let opened: Promise<import('../../store/types.js').Store> | undefined;
+      if (storeChoice.kind === 'postgres') {
+        try {
+          opened = Promise.resolve(await openStore(storeChoice));
+        } catch (error) {
+          fail(error instanceof Error ? error.message : String(error));
+          return;
+        }
+      }
       let server;
       try {
         server = createAgentportServer(
           loaded.registry,
           async () => {
-            const [{ createRuntime }, { FileStore }] = await Promise.all([import('../../runtime/runtime.js'), import('../../store/fileStore.js')]);
-            return createRuntime({ registry: loaded.registry, store: new FileStore({ dir: dataDir }), maxSteps, toolSearchThreshold: threshold, toolTimeoutMs: toolTimeout * 1000, ...(runTimeout ? { runTimeoutMs: runTimeout * 1000 } : {}) });
+            const [{ createRuntime }, store] = await Promise.all([import('../../runtime/runtime.js'), opened ?? openStore(storeChoice)]);
+            return createRuntime({ registry: loaded.registry, store, maxSteps, toolSearchThreshold: threshold, toolTimeoutMs: toolTimeout * 1000, ...(runTimeout ? { runTimeoutMs: runTimeout * 1000 } : {}) });
           },
           { toolSearch: { mode, threshold }, callBudgetMs: callBudget * 1000 },
         );

@@ -1,0 +1,48 @@
+/**
+ * Which store a server uses: `file` (default: the data folder), `memory`
+ * (nothing kept after the process ends) or `postgres` (a database several
+ * instances share). The store's code is loaded only when chosen.
+ */
+import { AgentportError } from '../errors.js';
+import type { Store } from './types.js';
+
+export const STORE_KINDS = ['file', 'memory', 'postgres'] as const;
+export type StoreKind = (typeof STORE_KINDS)[number];
+
+export interface StoreChoice {
+  kind: StoreKind;
+  /** The data folder (file store; also where a generated secret key is kept). */
+  dataDir: string;
+  /** Required for `postgres`. */
+  databaseUrl?: string;
+  /** PostgreSQL schema for agentport's tables (default `agentport`). */
+  databaseSchema?: string;
+}
+
+/** Reads a `--store` value (or AGENTPORT_STORE), naming what is accepted. */
+export function parseStoreKind(value: string, source: string): StoreKind {
+  if ((STORE_KINDS as readonly string[]).includes(value)) return value as StoreKind;
+  throw new AgentportError('INVALID_ARGUMENTS', `${source} must be one of ${STORE_KINDS.join(', ')}, got "${value}"`);
+}
+
+export async function openStore(choice: StoreChoice): Promise<Store> {
+  switch (choice.kind) {
+    case 'file': {
+      const { FileStore } = await import('./fileStore.js');
+      return new FileStore({ dir: choice.dataDir });
+    }
+    case 'memory': {
+      const { MemoryStore } = await import('./memoryStore.js');
+      return new MemoryStore();
+    }
+    case 'postgres': {
+      if (!choice.databaseUrl) {
+        throw new AgentportError('INVALID_ARGUMENTS', '--store postgres needs a database: set AGENTPORT_DATABASE_URL (or --database-url), e.g. postgres://user@host:5432/db');
+      }
+      const { PostgresStore } = await import('./postgres/postgresStore.js');
+      const store = new PostgresStore({ url: choice.databaseUrl, keyDir: choice.dataDir, ...(choice.databaseSchema ? { schema: choice.databaseSchema } : {}) });
+      await store.open();
+      return store;
+    }
+  }
+}

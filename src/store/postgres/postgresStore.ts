@@ -1,0 +1,410 @@
+/**
+ * The {@link Store} on PostgreSQL, for several agentport instances serving the
+ * same threads (behind a load balancer, say). The database assigns `seq`
+ * (a row lock on the thread while a message is appended), so appends from
+ * any number of processes stay unique and in order; a thread's turn lock is a
+ * PostgreSQL advisory lock, which the database releases by itself when the
+ * process holding it dies. Secret variables are encrypted before they are
+ * sent (AES-256-GCM, the file store's scheme and key: every instance needs
+ * the same `AGENTPORT_SECRET_KEY`). Files are `bytea` rows, at most
+ * {@link MAX_FILE_BYTES} each.
+ *
+ * Tables live in one schema (default `agentport`), created and migrated at
+ * start (see migrations.ts).
+ */
+import pg from 'pg';
+import { AgentportError } from '../../errors.js';
+import {
+  applyMessagePatch,
+  buildFileRef,
+  buildMessage,
+  buildThread,
+  copyBytes,
+  KeyedQueue,
+  messageNotFound,
+  patchThread,
+  pathClash,
+  threadNotFound,
+  validateMessageIds,
+  validateMessagePatch,
+  validateVariables,
+} from '../internal.js';
+import { assertValidThreadId, directoryPrefix, isValidThreadId, matchesPrefix, normalizeThreadPath } from '../paths.js';
+import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from '../secretKey.js';
+import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, Store, StoredMessage, ThreadRecord, VariableValue } from '../types.js';
+import { migrate } from './migrations.js';
+
+/** The largest file a thread may keep here (PostgreSQL's own limit for one value is 1 GB). */
+export const MAX_FILE_BYTES = 256 * 1024 * 1024;
+const LOCK_POLL_MS = 50;
+
+export interface PostgresStoreOptions {
+  /** A `postgres://` connection string. */
+  url: string;
+  /** The schema holding agentport's tables (created when missing). Default `agentport`. */
+  schema?: string;
+  /** Where a generated secret key is kept when `AGENTPORT_SECRET_KEY` is not set. */
+  keyDir?: string;
+  /** 32-byte key for secret variables; default `AGENTPORT_SECRET_KEY`, else `<keyDir>/secret.key`. */
+  secretKey?: Buffer;
+  /** Connections in the pool for queries (locks use connections of their own). Default 10. */
+  poolSize?: number;
+}
+
+type StoredVariable =
+  | { name: string; secret: false; scoped?: boolean; value: string }
+  | { name: string; secret: true; scoped?: boolean; encrypted: EncryptedValue };
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export class PostgresStore implements Store {
+  private readonly pool: pg.Pool;
+  /** Connections holding advisory locks: a session lock belongs to the connection that took it. */
+  private readonly lockPool: pg.Pool;
+  private readonly schema: string;
+  private ready: Promise<void> | undefined;
+  /**
+   * Operations on one thread leave this process in the order they were started (reads see every
+   * write started before them); across processes the database orders them.
+   */
+  private readonly queue = new KeyedQueue();
+  /** Connections holding thread locks, dropped (and their locks with them) on close. */
+  private readonly heldLocks = new Set<pg.PoolClient>();
+  private keyPromise: Promise<Buffer> | undefined;
+
+  constructor(private readonly options: PostgresStoreOptions) {
+    const schema = options.schema ?? 'agentport';
+    if (!SCHEMA_NAME.test(schema)) {
+      throw new AgentportError('INVALID_ARGUMENTS', `database schema ${JSON.stringify(schema)} must be lowercase letters, digits and "_", starting with a letter`);
+    }
+    if (options.secretKey !== undefined && options.secretKey.length !== SECRET_KEY_BYTES) {
+      throw new AgentportError('SECRET_KEY_INVALID', `PostgresStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
+    }
+    this.schema = schema;
+    this.pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    this.lockPool = new pg.Pool({ connectionString: options.url, max: 100, idleTimeoutMillis: 10_000 });
+    // An idle connection the server dropped must not crash the process.
+    this.pool.on('error', () => {});
+    this.lockPool.on('error', () => {});
+  }
+
+  /** Connects and applies migrations; every method waits for it, so calling it is optional. */
+  open(): Promise<void> {
+    return (this.ready ??= (async () => {
+      const client = await this.pool.connect().catch((error: unknown) => {
+        throw new AgentportError('INTERNAL', `cannot connect to PostgreSQL: ${error instanceof Error ? error.message : String(error)}`, undefined, { cause: error });
+      });
+      try {
+        await migrate(client, this.schema);
+      } finally {
+        client.release();
+      }
+    })());
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    await this.open();
+    return this.pool.query<R>(text.replaceAll('$schema', this.schema), values);
+  }
+
+  /** Runs `work` in a transaction on one connection. */
+  private async transaction<T>(work: (run: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>) => Promise<T>): Promise<T> {
+    await this.open();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work((text, values = []) => client.query(text.replaceAll('$schema', this.schema), values));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  private key(): Promise<Buffer> {
+    return (this.keyPromise ??= this.options.secretKey ? Promise.resolve(this.options.secretKey) : loadSecretKey(this.options.keyDir ?? '.agentport'));
+  }
+
+  private static aad(threadId: string, name: string): string {
+    return `agentport/variable/v1/${threadId}/${name}`;
+  }
+
+  /** Throws THREAD_NOT_FOUND unless the thread exists (for reads that found no rows). */
+  private async requireThread(id: string): Promise<void> {
+    const { rowCount } = await this.query('SELECT 1 FROM $schema.threads WHERE id = $1', [id]);
+    if (!rowCount) throw threadNotFound(id);
+  }
+
+  /** {@inheritDoc Store.createThread} */
+  async createThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): Promise<ThreadRecord> {
+    const record = buildThread(init);
+    const { rowCount } = await this.query('INSERT INTO $schema.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING', [
+      record.id,
+      JSON.stringify(record),
+      record.status,
+      record.createdAt,
+    ]);
+    if (!rowCount) throw new AgentportError('THREAD_EXISTS', `Thread ${record.id} already exists`);
+    return record;
+  }
+
+  /** {@inheritDoc Store.getThread} */
+  async getThread(id: string): Promise<ThreadRecord | undefined> {
+    if (!isValidThreadId(id)) return undefined;
+    const { rows } = await this.query<{ record: string }>('SELECT record FROM $schema.threads WHERE id = $1', [id]);
+    return rows[0] ? parse<ThreadRecord>(rows[0].record, `thread ${id}`) : undefined;
+  }
+
+  /** {@inheritDoc Store.updateThread} */
+  async updateThread(id: string, patch: Partial<Pick<ThreadRecord, 'status' | 'meta'>>): Promise<ThreadRecord> {
+    assertValidThreadId(id);
+    return this.transaction(async (run) => {
+      const { rows } = await run<{ record: string }>('SELECT record FROM $schema.threads WHERE id = $1 FOR UPDATE', [id]);
+      if (!rows[0]) throw threadNotFound(id);
+      const next = patchThread(parse<ThreadRecord>(rows[0].record, `thread ${id}`), patch);
+      await run('UPDATE $schema.threads SET record = $2, status = $3 WHERE id = $1', [id, JSON.stringify(next), next.status]);
+      return next;
+    });
+  }
+
+  /** {@inheritDoc Store.listThreads} */
+  async listThreads(): Promise<ThreadRecord[]> {
+    const { rows } = await this.query<{ id: string; record: string }>('SELECT id, record FROM $schema.threads');
+    return rows
+      .map((row) => parse<ThreadRecord>(row.record, `thread ${row.id}`))
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** {@inheritDoc Store.appendMessage} The seq comes from the thread's row, locked for the statement. */
+  async appendMessage(threadId: string, message: NewMessage): Promise<StoredMessage> {
+    assertValidThreadId(threadId);
+    // Validated (and the id chosen) before the round trip; the seq is filled in from the database.
+    const draft = buildMessage(threadId, 1, message);
+    const { seq: _seq, threadId: _thread, ...body } = draft;
+    const { rows } = await this.queue.run(threadId, () =>
+      this.query<{ seq: string }>(
+        `WITH next AS (UPDATE $schema.threads SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
+         INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM next RETURNING seq`,
+        [threadId, draft.id, JSON.stringify(body)],
+      ),
+    );
+    if (!rows[0]) throw threadNotFound(threadId);
+    return { ...draft, seq: Number(rows[0].seq) };
+  }
+
+  /** {@inheritDoc Store.listMessages} */
+  async listMessages(threadId: string): Promise<StoredMessage[]> {
+    assertValidThreadId(threadId);
+    return this.queue.run(threadId, async () => {
+      const { rows } = await this.query<{ seq: string; body: string }>('SELECT seq, body FROM $schema.messages WHERE thread_id = $1 ORDER BY seq', [threadId]);
+      if (rows.length === 0) await this.requireThread(threadId);
+      return rows.map((row) => this.message(threadId, row));
+    });
+  }
+
+  private message(threadId: string, row: { seq: string; body: string }): StoredMessage {
+    const { id, ...rest } = parse<Omit<StoredMessage, 'seq' | 'threadId'>>(row.body, `a message of thread ${threadId}`);
+    return { id, threadId, seq: Number(row.seq), ...rest };
+  }
+
+  /** {@inheritDoc Store.updateMessage} */
+  async updateMessage(threadId: string, id: string, patch: MessagePatch): Promise<StoredMessage> {
+    assertValidThreadId(threadId);
+    const checked = validateMessagePatch(threadId, id, patch);
+    return this.queue.run(threadId, async () => {
+      return this.transaction(async (run) => {
+        const { rows } = await run<{ seq: string; body: string }>('SELECT seq, body FROM $schema.messages WHERE thread_id = $1 AND id = $2 ORDER BY seq FOR UPDATE', [threadId, id]);
+        if (rows.length === 0) {
+          const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1', [threadId]);
+          throw rowCount ? messageNotFound(threadId, id) : threadNotFound(threadId);
+        }
+        let updated: StoredMessage | undefined;
+        for (const row of rows) {
+          updated = applyMessagePatch(this.message(threadId, row), checked);
+          const { seq: _seq, threadId: _thread, ...body } = updated;
+          await run('UPDATE $schema.messages SET body = $3 WHERE thread_id = $1 AND seq = $2', [threadId, row.seq, JSON.stringify(body)]);
+        }
+        return updated!;
+      });
+    });
+  }
+
+  /** {@inheritDoc Store.deleteMessages} */
+  async deleteMessages(threadId: string, ids: readonly string[]): Promise<void> {
+    assertValidThreadId(threadId);
+    const doomed = validateMessageIds(threadId, ids);
+    return this.queue.run(threadId, async () => {
+      await this.requireThread(threadId);
+      if (doomed.length > 0) await this.query('DELETE FROM $schema.messages WHERE thread_id = $1 AND id = ANY($2)', [threadId, doomed]);
+    });
+  }
+
+  /** {@inheritDoc Store.writeFile} */
+  async writeFile(threadId: string, path: string, data: Uint8Array, info: FileInfo): Promise<AttachmentRef> {
+    assertValidThreadId(threadId);
+    const threadPath = normalizeThreadPath(path);
+    const ref = buildFileRef(threadPath, data, info);
+    if (data.byteLength > MAX_FILE_BYTES) {
+      throw new AgentportError('INVALID_ARGUMENTS', `file ${threadPath} is ${data.byteLength} bytes: the PostgreSQL store keeps files up to ${MAX_FILE_BYTES} bytes`);
+    }
+    const bytes = Buffer.from(copyBytes(data));
+    return this.queue.run(threadId, () => this.transaction(async (run) => {
+      // The thread's row lock orders writes of one thread (the path check below must see the others).
+      const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1 FOR UPDATE', [threadId]);
+      if (!rowCount) throw threadNotFound(threadId);
+      const { rows } = await run<{ path: string }>('SELECT path FROM $schema.files WHERE thread_id = $1 AND path <> $2', [threadId, threadPath]);
+      const clash = pathClash(
+        threadPath,
+        rows.map((row) => row.path),
+      );
+      if (clash !== undefined) throw new AgentportError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(path)}: ${clash}`);
+      await run(
+        'INSERT INTO $schema.files (thread_id, path, ref, data) VALUES ($1, $2, $3, $4) ON CONFLICT (thread_id, path) DO UPDATE SET ref = EXCLUDED.ref, data = EXCLUDED.data',
+        [threadId, threadPath, JSON.stringify(ref), bytes],
+      );
+      return { ...ref };
+    }));
+  }
+
+  /** {@inheritDoc Store.readFile} */
+  async readFile(threadId: string, path: string): Promise<{ data: Uint8Array; ref: AttachmentRef } | undefined> {
+    assertValidThreadId(threadId);
+    const threadPath = normalizeThreadPath(path);
+    return this.queue.run(threadId, async () => {
+      const { rows } = await this.query<{ ref: string; data: Buffer }>('SELECT ref, data FROM $schema.files WHERE thread_id = $1 AND path = $2', [threadId, threadPath]);
+      if (!rows[0]) {
+        await this.requireThread(threadId);
+        return undefined;
+      }
+      return { data: copyBytes(rows[0].data), ref: parse<AttachmentRef>(rows[0].ref, `file ${threadPath}`) };
+    });
+  }
+
+  /** {@inheritDoc Store.listFiles} */
+  async listFiles(threadId: string, prefix?: string): Promise<AttachmentRef[]> {
+    assertValidThreadId(threadId);
+    const dir = directoryPrefix(prefix);
+    return this.queue.run(threadId, async () => {
+      await this.requireThread(threadId);
+      const { rows } = await this.query<{ ref: string }>('SELECT ref FROM $schema.files WHERE thread_id = $1', [threadId]);
+      return rows
+        .map((row) => parse<AttachmentRef>(row.ref, `a file of thread ${threadId}`))
+        .filter((ref) => matchesPrefix(ref.path, dir))
+        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    });
+  }
+
+  /** {@inheritDoc Store.deleteFile} */
+  async deleteFile(threadId: string, path: string): Promise<boolean> {
+    assertValidThreadId(threadId);
+    const threadPath = normalizeThreadPath(path);
+    return this.queue.run(threadId, async () => {
+      const { rowCount } = await this.query('DELETE FROM $schema.files WHERE thread_id = $1 AND path = $2', [threadId, threadPath]);
+      if (!rowCount) await this.requireThread(threadId);
+      return Boolean(rowCount);
+    });
+  }
+
+  /** {@inheritDoc Store.setVariables} Secret values are encrypted before they leave the process. */
+  async setVariables(threadId: string, values: VariableValue[]): Promise<void> {
+    assertValidThreadId(threadId);
+    const incoming = validateVariables(threadId, values);
+    const key = incoming.some((v) => v.secret) ? await this.key() : undefined;
+    const entries: StoredVariable[] = incoming.map((v) => {
+      const base = { name: v.name, ...(v.scoped !== undefined ? { scoped: v.scoped } : {}) };
+      if (!v.secret) return { ...base, secret: false, value: v.value };
+      return { ...base, secret: true, encrypted: encryptSecret(key!, v.value, PostgresStore.aad(threadId, v.name)) };
+    });
+    await this.queue.run(threadId, () => this.transaction(async (run) => {
+      const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1 FOR UPDATE', [threadId]);
+      if (!rowCount) throw threadNotFound(threadId);
+      for (const entry of entries) {
+        // A replaced variable keeps its place; a new one goes last.
+        await run(
+          `INSERT INTO $schema.variables (thread_id, name, position, entry)
+           VALUES ($1, $2, (SELECT coalesce(max(position), 0) + 1 FROM $schema.variables WHERE thread_id = $1), $3)
+           ON CONFLICT (thread_id, name) DO UPDATE SET entry = EXCLUDED.entry`,
+          [threadId, entry.name, JSON.stringify(entry)],
+        );
+      }
+    }));
+  }
+
+  /** {@inheritDoc Store.getVariables} */
+  async getVariables(threadId: string): Promise<VariableValue[]> {
+    assertValidThreadId(threadId);
+    return this.queue.run(threadId, async () => {
+      const { rows } = await this.query<{ name: string; entry: string }>('SELECT name, entry FROM $schema.variables WHERE thread_id = $1 ORDER BY position', [threadId]);
+      if (rows.length === 0) {
+        await this.requireThread(threadId);
+        return [];
+      }
+      const entries = rows.map((row) => parse<StoredVariable>(row.entry, `variable "${row.name}" of thread ${threadId}`));
+      const key = entries.some((v) => v.secret) ? await this.key() : undefined;
+      return entries.map((v) => {
+        const base = { name: v.name, ...(v.scoped !== undefined ? { scoped: v.scoped } : {}) };
+        if (!v.secret) return { ...base, value: v.value, secret: false };
+        if (!isEncryptedValue(v.encrypted)) throw new AgentportError('CORRUPT_DATA', `variable "${v.name}" of thread ${threadId} is not a readable encrypted value`);
+        return { ...base, value: decryptSecret(key!, v.encrypted, PostgresStore.aad(threadId, v.name)), secret: true };
+      });
+    });
+  }
+
+  /**
+   * {@inheritDoc Store.lockThread} A session advisory lock on a connection of
+   * its own, held until released (or until this process's connection drops).
+   */
+  async lockThread(threadId: string, waitMs: number): Promise<() => Promise<void>> {
+    assertValidThreadId(threadId);
+    await this.open();
+    const client = await this.lockPool.connect();
+    const lockKey = `agentport-thread:${this.schema}:${threadId}`;
+    const deadline = Date.now() + waitMs;
+    try {
+      for (;;) {
+        const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [lockKey]);
+        if (rows[0]?.locked) break;
+        if (Date.now() >= deadline) {
+          throw new AgentportError('THREAD_BUSY', `thread ${threadId} is busy in another process; try again when its turn has ended`, { threadId });
+        }
+        await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+      }
+    } catch (error) {
+      client.release();
+      throw error;
+    }
+    this.heldLocks.add(client);
+    let released = false;
+    return async () => {
+      if (released || !this.heldLocks.delete(client)) return;
+      released = true;
+      try {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
+        client.release();
+      } catch {
+        // A broken connection lost the lock with it: do not reuse that connection.
+        client.release(true);
+      }
+    };
+  }
+
+  /** {@inheritDoc Store.close} */
+  async close(): Promise<void> {
+    await this.queue.idle();
+    // Locks still held go with their connections.
+    for (const client of this.heldLocks) client.release(true);
+    this.heldLocks.clear();
+    await Promise.all([this.pool.end(), this.lockPool.end()]);
+  }
+}
+
+function parse<T>(text: string, what: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new AgentportError('CORRUPT_DATA', `${what} is stored as unreadable JSON`, undefined, { cause: error });
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The PostgreSQL store against a real server: the Store contract, and what
+ * only a shared database shows (several stores on one schema, migrations,
+ * locks released by a dying connection). Each store gets a schema of its own,
+ * dropped afterwards. Without a reachable server the suite is skipped with
+ * one line saying so.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
+import { describeStoreContract, expectStoreError } from './contract.js';
+import { databaseUrl, postgresReachable } from '../support/postgres.js';
+
+const KEY = randomBytes(32);
+const reachable = await postgresReachable();
+if (!reachable) console.warn(`PostgreSQL store tests skipped: no server answers at ${databaseUrl()} (set AGENTPORT_TEST_DATABASE_URL)`);
+
+function freshSchema(): string {
+  return `agentport_test_${randomBytes(6).toString('hex')}`;
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl() });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+describe.runIf(reachable)('PostgresStore', () => {
+  describeStoreContract('PostgresStore', async () => {
+    const schema = freshSchema();
+    return { store: new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY }), cleanup: () => dropSchema(schema) };
+  });
+
+  describe('on a shared database', () => {
+    const schema = freshSchema();
+    const stores: PostgresStore[] = [];
+    const open = () => {
+      const store = new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY });
+      stores.push(store);
+      return store;
+    };
+    beforeAll(async () => {
+      // Several instances starting at once migrate the schema once.
+      await Promise.all([open().open(), open().open(), open().open()]);
+    });
+    afterAll(async () => {
+      await Promise.all(stores.map((store) => store.close().catch(() => {})));
+      await dropSchema(schema);
+    });
+
+    it('[ST-4] keeps seq unique and gapless when several instances append to one thread at once', async () => {
+      const [a, b, c] = stores as [PostgresStore, PostgresStore, PostgresStore];
+      const thread = await a.createThread({ prompt: 'p' });
+      await Promise.all(
+        Array.from({ length: 60 }, (_, i) => [a, b, c][i % 3]!.appendMessage(thread.id, { role: 'user', content: `m${i}` })),
+      );
+      const seqs = (await b.listMessages(thread.id)).map((m) => m.seq);
+      expect(seqs).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    });
+
+    it('[ST-4] one instance sees what another wrote, secrets included, and only ciphertext is stored', async () => {
+      const [a, b] = stores as [PostgresStore, PostgresStore];
+      const thread = await a.createThread({ prompt: 'p', meta: { from: 'a' } });
+      await a.setVariables(thread.id, [{ name: 'API_KEY', value: 'sk-very-secret-1234', secret: true }]);
+      expect(await b.getThread(thread.id)).toEqual(thread);
+      expect(await b.getVariables(thread.id)).toEqual([{ name: 'API_KEY', value: 'sk-very-secret-1234', secret: true }]);
+      const client = new pg.Client({ connectionString: databaseUrl() });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT entry FROM ${schema}.variables WHERE thread_id = $1`, [thread.id]);
+        expect(JSON.stringify(rows)).not.toContain('sk-very-secret-1234');
+      } finally {
+        await client.end();
+      }
+    });
+
+    it('[ST-4] [RL-5] a thread lock is held across instances, and freed when its holder releases it', async () => {
+      const [a, b] = stores as [PostgresStore, PostgresStore];
+      const thread = await a.createThread({ prompt: 'p' });
+      const release = await a.lockThread(thread.id, 0);
+      await expectStoreError(b.lockThread(thread.id, 100), 'THREAD_BUSY', thread.id);
+      const waiting = b.lockThread(thread.id, 5000);
+      await release();
+      const releaseB = await waiting;
+      await releaseB();
+    });
+
+    it('[RL-5] a lock whose process died is free again (the database drops it with the connection)', async () => {
+      const [a] = stores as [PostgresStore];
+      const thread = await a.createThread({ prompt: 'p' });
+      const dying = new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY });
+      await dying.lockThread(thread.id, 0);
+      await expectStoreError(a.lockThread(thread.id, 0), 'THREAD_BUSY');
+      await dying.close();
+      const release = await a.lockThread(thread.id, 2000);
+      await release();
+    });
+
+    it('refuses a database migrated by a newer agentport', async () => {
+      const newer = freshSchema();
+      const store = new PostgresStore({ url: databaseUrl(), schema: newer, secretKey: KEY });
+      await store.open();
+      await store.close();
+      const client = new pg.Client({ connectionString: databaseUrl() });
+      await client.connect();
+      await client.query(`INSERT INTO ${newer}.migrations (version, description) VALUES (999, 'from the future')`);
+      await client.end();
+      const later = new PostgresStore({ url: databaseUrl(), schema: newer, secretKey: KEY });
+      await expectStoreError(later.open(), 'UNSUPPORTED_VERSION', 'version 999');
+      await later.close();
+      await dropSchema(newer);
+    });
+  });
+});
