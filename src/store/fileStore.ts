@@ -26,13 +26,24 @@
  * record has, so neither kind is mistaken for the other. Deleted messages stay in the file, which
  * is how `seq` keeps growing past them after a restart.
  *
- * Durability: JSON files are replaced with temp file + rename, so a killed process leaves the
- * old or the new version, never a mix. Nothing is fsynced (thread creation must stay cheap), so
- * a power loss may lose the last writes; a later PostgreSQL store is the answer for that.
- * One process owns a directory at a time: the per-thread ordering is in memory.
+ * Cost: a thread costs no I/O until it has something to keep. Its folder and thread.json
+ * (written once, exclusively) appear with its first message, variable, file or update. Appends go
+ * to messages.jsonl through a descriptor kept open (at most {@link MAX_OPEN_FILES}, least recently
+ * used closed first) with one synchronous write, so a message costs one system call, not a trip
+ * through the thread pool. What a thread's messages.jsonl holds is kept parsed (within a
+ * {@link MESSAGE_CACHE_BYTES} budget), so a turn does not re-read its history.
+ *
+ * Durability: appended lines reach the disk by group commit: every file written to is fsynced
+ * within {@link FSYNC_WITHIN_MS} ms, off the reply path, and on close. A power loss may lose what
+ * was written in that window; a killed process loses nothing it was told was written. JSON files
+ * are replaced with temp file + rename, so a killed process leaves the old or the new version,
+ * never a mix, and an interrupted append leaves at most a torn last line, which reading drops.
+ * Several processes may share the directory: a turn takes the thread's lock (lockThread), and the
+ * cached state of a thread is checked against the file's size when the lock is taken.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readdir, readFile, rename, rmdir, stat, truncate, unlink, writeFile } from 'node:fs/promises';
+import { closeSync, fsync, mkdirSync, openSync, statSync, writeFileSync, writeSync, type Dirent } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rmdir, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
 import {
@@ -72,6 +83,15 @@ import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, Store, StoredMe
 /** Default data directory, relative to the working directory. */
 export const DEFAULT_STORE_DIR = '.agentport';
 
+/** Appended lines are on disk (fsynced) at most this long after the append returned. */
+export const FSYNC_WITHIN_MS = 10;
+/** messages.jsonl descriptors kept open; the least recently used is closed beyond this. */
+export const MAX_OPEN_FILES = 64;
+/** Parsed messages kept in memory, all threads together (approximate bytes of their lines). */
+export const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
+/** Thread records kept in memory beyond the ones not yet written. */
+const THREAD_CACHE_SIZE = 10_000;
+
 /**
  * Version of the on-disk format, written into thread.json, files.json and variables.json.
  * The thread.json version also covers the layout of the thread folder and messages.jsonl.
@@ -110,6 +130,8 @@ interface AppendState {
   needsNewline: boolean;
   /** The file's size as this process last left it: another process that appended changed it. */
   bytes: number;
+  /** The file's messages, parsed, while they fit the cache budget. */
+  replay?: MessageReplay;
 }
 
 /**
@@ -163,6 +185,7 @@ class MessageReplay {
 interface ParsedMessages {
   /** The messages after replaying every operation. */
   messages: StoredMessage[];
+  replay: MessageReplay;
   /** Highest seq ever assigned in the file, deleted messages included. */
   lastSeq: number;
   /** Bytes of complete lines; anything after is an unterminated last line. */
@@ -235,7 +258,21 @@ export class FileStore implements Store {
   // All writes to a thread, and reads that must see them, go through this queue.
   private readonly queue = new KeyedQueue();
   private readonly threads = new Map<string, ThreadRecord>();
+  /** Threads created here that have nothing on disk yet (see materialize). */
+  private readonly unwritten = new Set<string>();
   private readonly appendState = new Map<string, AppendState>();
+  /** Open messages.jsonl descriptors by thread, least recently used first. */
+  private readonly openFiles = new Map<string, number>();
+  /** Descriptors written since their last fsync. */
+  private readonly dirty = new Set<number>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private cachedBytes = 0;
+  /** thread.json as this process last read or wrote it (see fileStamp). */
+  private readonly threadStamps = new Map<string, string | undefined>();
+  /** Stored variables by thread, with the stamp of variables.json when read or written. */
+  private readonly variables = new Map<string, StoredVariable[]>();
+  private readonly variableStamps = new Map<string, string | undefined>();
   // Warn once per corrupt line, not on every read of the thread.
   private readonly warned = new Set<string>();
   // Saves a mkdir per thread creation once the threads folder is known to exist.
@@ -264,10 +301,18 @@ export class FileStore implements Store {
     // Another process may have written the thread since this one last read it: what it appended shows in
     // the size of messages.jsonl (the record itself is small to re-read).
     await this.queue.run(threadId, async () => {
-      this.threads.delete(threadId);
+      if (this.variables.has(threadId) && this.variableStamps.get(threadId) !== fileStamp(this.variablesFile(threadId))) {
+        this.variables.delete(threadId);
+      }
+      // The record is re-read only if thread.json changed since this process last read or wrote it.
+      if (!this.unwritten.has(threadId) && this.threadStamps.get(threadId) !== fileStamp(path.join(this.threadDir(threadId), 'thread.json'))) {
+        this.threads.delete(threadId);
+      }
       const known = this.appendState.get(threadId);
-      const size = known && (await stat(this.messagesFile(threadId)).catch(() => undefined))?.size;
-      if (!known || size !== known.bytes) this.appendState.delete(threadId);
+      if (known && !this.unwritten.has(threadId)) {
+        const size = fileSize(this.messagesFile(threadId));
+        if (size !== known.bytes) this.forgetMessages(threadId);
+      }
     });
     return release;
   }
@@ -292,7 +337,9 @@ export class FileStore implements Store {
 
   private async readThreadFile(id: string): Promise<ThreadRecord | undefined> {
     const file = path.join(this.threadDir(id), 'thread.json');
+    const stamp = fileStamp(file);
     const value = await readJson(file);
+    this.threadStamps.set(id, stamp);
     if (value === undefined) return undefined;
     const { version: _version, ...record } = value;
     if (!isThreadRecord(record) || record.id !== id) {
@@ -302,7 +349,9 @@ export class FileStore implements Store {
   }
 
   private async writeThreadFile(record: ThreadRecord): Promise<void> {
-    await writeJsonAtomic(path.join(this.threadDir(record.id), 'thread.json'), { version: FILE_STORE_FORMAT_VERSION, ...record });
+    const file = path.join(this.threadDir(record.id), 'thread.json');
+    await writeJsonAtomic(file, { version: FILE_STORE_FORMAT_VERSION, ...record });
+    this.threadStamps.set(record.id, fileStamp(file));
   }
 
   /** The cached record (not a copy), reading thread.json the first time. */
@@ -314,8 +363,52 @@ export class FileStore implements Store {
     // A write that finished while we were reading is newer: keep it.
     const raced = this.threads.get(id);
     if (raced !== undefined) return raced;
-    this.threads.set(id, record);
+    this.remember(record);
     return record;
+  }
+
+  /** Caches a record; beyond the cache's size the oldest written ones are dropped (they are on disk). */
+  private remember(record: ThreadRecord): void {
+    this.threads.delete(record.id);
+    this.threads.set(record.id, record);
+    if (this.threads.size <= THREAD_CACHE_SIZE + this.unwritten.size) return;
+    for (const id of this.threads.keys()) {
+      if (this.threads.size <= THREAD_CACHE_SIZE + this.unwritten.size) break;
+      if (!this.unwritten.has(id)) this.threads.delete(id);
+    }
+  }
+
+  /**
+   * Writes a thread created here to disk the first time it has something to keep: its folder
+   * and thread.json (exclusive create: written once; later changes replace it atomically).
+   * Call inside the thread's queue.
+   */
+  private materialize(id: string): void {
+    if (!this.unwritten.has(id)) return;
+    const record = this.threads.get(id)!;
+    if (!this.threadsDirReady) {
+      mkdirSync(this.threadsDir, { recursive: true, mode: 0o700 });
+      this.threadsDirReady = true;
+    }
+    try {
+      mkdirSync(this.threadDir(id));
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') {
+        // The threads folder was removed behind our back.
+        this.threadsDirReady = false;
+        mkdirSync(this.threadDir(id), { recursive: true });
+      } else if (errnoCode(err) !== 'EEXIST') throw err;
+    }
+    const file = path.join(this.threadDir(id), 'thread.json');
+    try {
+      writeFileSync(file, JSON.stringify({ version: FILE_STORE_FORMAT_VERSION, ...record }, null, 2) + '\n', { flag: 'wx' });
+    } catch (err) {
+      // A folder with a thread.json is another thread's; a crash during creation leaves none.
+      if (errnoCode(err) === 'EEXIST') throw new AgentportError('THREAD_EXISTS', `Thread ${id} already exists`);
+      throw err;
+    }
+    this.threadStamps.set(id, fileStamp(file));
+    this.unwritten.delete(id);
   }
 
   private async requireThread(id: string): Promise<ThreadRecord> {
@@ -328,27 +421,14 @@ export class FileStore implements Store {
   async createThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): Promise<ThreadRecord> {
     const record = buildThread(init);
     return this.queue.run(record.id, async () => {
-      if (!this.threadsDirReady) {
-        await mkdir(this.threadsDir, { recursive: true, mode: 0o700 });
-        this.threadsDirReady = true;
+      // A given id may name a thread on disk already; a generated one is new. Nothing is written yet.
+      if (this.threads.has(record.id) || (init.id !== undefined && (await this.loadThread(record.id)) !== undefined)) {
+        throw new AgentportError('THREAD_EXISTS', `Thread ${record.id} already exists`);
       }
-      const dir = this.threadDir(record.id);
-      let fresh = true;
-      try {
-        await mkdir(dir);
-      } catch (err) {
-        if (errnoCode(err) === 'ENOENT') this.threadsDirReady = false; // removed behind our back
-        if (errnoCode(err) !== 'EEXIST') throw err;
-        // A folder without thread.json is what a crash during creation leaves; reuse it.
-        if ((await this.loadThread(record.id)) !== undefined) {
-          throw new AgentportError('THREAD_EXISTS', `Thread ${record.id} already exists`);
-        }
-        fresh = false;
-      }
-      await this.writeThreadFile(record);
-      this.threads.set(record.id, record);
-      // A brand-new folder has no messages: skip reading messages.jsonl on the first append.
-      if (fresh) this.appendState.set(record.id, { lastSeq: 0, needsNewline: false, bytes: 0 });
+      this.unwritten.add(record.id);
+      this.remember(record);
+      // A new thread has no messages: nothing to read on the first append.
+      this.appendState.set(record.id, { lastSeq: 0, needsNewline: false, bytes: 0, replay: new MessageReplay() });
       return jsonCopy(record, 'thread');
     });
   }
@@ -365,20 +445,25 @@ export class FileStore implements Store {
     assertValidThreadId(id);
     return this.queue.run(id, async () => {
       const next = patchThread(await this.requireThread(id), patch);
-      await this.writeThreadFile(next);
-      this.threads.set(id, next);
+      if (this.unwritten.has(id)) {
+        this.threads.set(id, next);
+        this.materialize(id);
+      } else {
+        await this.writeThreadFile(next);
+        this.remember(next);
+      }
       return jsonCopy(next, 'thread');
     });
   }
 
   /** {@inheritDoc Store.listThreads} Unreadable threads are skipped with a warning. */
   async listThreads(): Promise<ThreadRecord[]> {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(this.threadsDir, { withFileTypes: true });
     } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return [];
-      throw err;
+      if (errnoCode(err) !== 'ENOENT') throw err;
+      entries = [];
     }
     const records = await Promise.all(
       entries
@@ -392,7 +477,10 @@ export class FileStore implements Store {
           }
         }),
     );
-    return records
+    // Threads created here with nothing written yet are threads too.
+    const listed = new Set(records.map((r) => r?.id));
+    const pending = [...this.unwritten].filter((id) => !listed.has(id)).map((id) => this.threads.get(id));
+    return [...records, ...pending]
       .filter((r): r is ThreadRecord => r !== undefined)
       .map((r) => jsonCopy(r, 'thread'))
       .sort(compareThreads);
@@ -417,7 +505,7 @@ export class FileStore implements Store {
     try {
       buf = await readFile(file);
     } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return { messages: [], lastSeq: 0, completeBytes: 0, tail: 'none' };
+      if (errnoCode(err) === 'ENOENT') return { messages: [], replay: new MessageReplay(), lastSeq: 0, completeBytes: 0, tail: 'none' };
       throw err;
     }
     const completeBytes = buf.lastIndexOf(0x0a) + 1;
@@ -448,7 +536,7 @@ export class FileStore implements Store {
         replay.add(last);
       }
     }
-    return { messages: replay.messages(), lastSeq: replay.lastSeq, completeBytes, tail };
+    return { messages: replay.messages(), replay, lastSeq: replay.lastSeq, completeBytes, tail };
   }
 
   /** Where the next append goes, repairing a torn last line first (inside the thread's queue). */
@@ -464,21 +552,109 @@ export class FileStore implements Store {
     const size = (await stat(this.messagesFile(id)).catch(() => undefined))?.size ?? 0;
     const state: AppendState = { lastSeq: parsed.lastSeq, needsNewline: parsed.tail === 'record', bytes: size };
     this.appendState.set(id, state);
+    this.cache(id, state, parsed.replay, size);
     return state;
+  }
+
+  /** Keeps a thread's parsed messages while the budget allows, dropping the least recently used. */
+  private cache(id: string, state: AppendState, replay: MessageReplay, bytes: number): void {
+    if (bytes > MESSAGE_CACHE_BYTES / 4) return;
+    state.replay = replay;
+    this.cachedBytes += bytes;
+    // Most recently used last.
+    this.appendState.delete(id);
+    this.appendState.set(id, state);
+    for (const [other, known] of this.appendState) {
+      if (this.cachedBytes <= MESSAGE_CACHE_BYTES) break;
+      if (other === id || !known.replay) continue;
+      known.replay = undefined;
+      this.cachedBytes -= known.bytes;
+    }
+  }
+
+  /** Forgets what is known of a thread's messages.jsonl (another process wrote it, or a write failed). */
+  private forgetMessages(id: string): void {
+    const known = this.appendState.get(id);
+    if (known?.replay) this.cachedBytes -= known.bytes;
+    this.appendState.delete(id);
+    this.closeFile(id);
+  }
+
+  /** The thread's messages, from the cache when it holds them. Call inside the thread's queue. */
+  private async currentMessages(id: string): Promise<StoredMessage[]> {
+    const state = this.appendState.get(id);
+    if (state?.replay) {
+      this.appendState.delete(id);
+      this.appendState.set(id, state);
+      return structuredClone(state.replay.messages());
+    }
+    return (await this.readMessages(id)).messages;
+  }
+
+  private fileFor(threadId: string): number {
+    let fd = this.openFiles.get(threadId);
+    if (fd !== undefined) {
+      this.openFiles.delete(threadId);
+      this.openFiles.set(threadId, fd);
+      return fd;
+    }
+    fd = openSync(this.messagesFile(threadId), 'a');
+    this.openFiles.set(threadId, fd);
+    for (const [other] of this.openFiles) {
+      if (this.openFiles.size <= MAX_OPEN_FILES) break;
+      this.closeFile(other);
+    }
+    return fd;
+  }
+
+  private closeFile(threadId: string): void {
+    const fd = this.openFiles.get(threadId);
+    if (fd === undefined) return;
+    this.openFiles.delete(threadId);
+    if (this.dirty.delete(fd)) {
+      // Written since the last group commit: synced before it is closed (off the caller's path).
+      fsync(fd, () => closeSync(fd));
+    } else closeSync(fd);
+  }
+
+  /** Group commit: everything written in the window is fsynced together, once. */
+  private scheduleFlush(): void {
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flushing = this.flush();
+    }, FSYNC_WITHIN_MS);
+    this.flushTimer.unref();
+  }
+
+  private flush(): Promise<void> {
+    const fds = [...this.dirty];
+    this.dirty.clear();
+    return Promise.all(fds.map((fd) => new Promise<void>((resolve) => fsync(fd, () => resolve())))).then(() => undefined);
   }
 
   /** Appends one line to messages.jsonl; call inside the thread's queue with its append state. */
   private async appendLine(threadId: string, state: AppendState, record: StoredMessage | MessageOp): Promise<void> {
-    const line = (state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n';
+    this.materialize(threadId);
+    const line = Buffer.from((state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n', 'utf8');
     try {
-      await appendFile(this.messagesFile(threadId), line, 'utf8');
+      const fd = this.fileFor(threadId);
+      let written = 0;
+      while (written < line.length) written += writeSync(fd, line, written);
+      this.dirty.add(fd);
+      this.scheduleFlush();
     } catch (err) {
       // Part of the line may be on disk: re-read (and repair) before the next append.
-      this.appendState.delete(threadId);
+      this.forgetMessages(threadId);
       throw err;
     }
     state.needsNewline = false;
-    state.bytes += Buffer.byteLength(line, 'utf8');
+    state.bytes += line.length;
+    if (state.replay) {
+      this.cachedBytes += line.length;
+      // The cache keeps its own copy: the caller may change what it was given.
+      state.replay.add('seq' in record ? { message: structuredClone(record) } : { op: structuredClone(record) });
+    }
   }
 
   /** {@inheritDoc Store.appendMessage} */
@@ -505,7 +681,7 @@ export class FileStore implements Store {
       await this.requireThread(threadId);
       // First, so that a torn last line is cut off before it is read around.
       const state = await this.appendStateFor(threadId);
-      const { messages } = await this.readMessages(threadId);
+      const messages = await this.currentMessages(threadId);
       let current: StoredMessage | undefined;
       for (const m of messages) if (m.id === id) current = m;
       if (current === undefined) throw messageNotFound(threadId, id);
@@ -532,7 +708,7 @@ export class FileStore implements Store {
     assertValidThreadId(threadId);
     return this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
-      return (await this.readMessages(threadId)).messages;
+      return this.currentMessages(threadId);
     });
   }
 
@@ -558,6 +734,7 @@ export class FileStore implements Store {
     const bytes = copyBytes(data); // the caller may reuse its buffer while we wait our turn
     return this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
+      this.materialize(threadId);
       const filesDir = this.filesDir(threadId);
       await mkdir(filesDir, { recursive: true });
       const { hostPath } = await resolveThreadFile(filesDir, threadPath);
@@ -652,9 +829,16 @@ export class FileStore implements Store {
   }
 
   private async readVariables(id: string): Promise<StoredVariable[]> {
+    const cached = this.variables.get(id);
+    if (cached) return cached;
+    if (this.unwritten.has(id)) return [];
     const file = this.variablesFile(id);
+    const stamp = fileStamp(file);
     const value = await readJson(file);
-    if (value === undefined) return [];
+    if (value === undefined) {
+      this.rememberVariables(id, [], stamp);
+      return [];
+    }
     const list = value.variables;
     const valid =
       Array.isArray(list) &&
@@ -666,7 +850,20 @@ export class FileStore implements Store {
           ((v.secret === false && typeof v.value === 'string') || (v.secret === true && isEncryptedValue(v.encrypted))),
       );
     if (!valid) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid "variables" list`);
+    this.rememberVariables(id, list as StoredVariable[], stamp);
     return list as StoredVariable[];
+  }
+
+  /** Keeps a thread's stored variables (ciphertexts as stored) with the stamp of their file. */
+  private rememberVariables(id: string, list: StoredVariable[], stamp: string | undefined): void {
+    this.variables.delete(id);
+    this.variables.set(id, list);
+    this.variableStamps.set(id, stamp);
+    for (const other of this.variables.keys()) {
+      if (this.variables.size <= THREAD_CACHE_SIZE) break;
+      this.variables.delete(other);
+      this.variableStamps.delete(other);
+    }
   }
 
   /** Binds a ciphertext to its thread and name, so it cannot be moved to another variable. */
@@ -680,6 +877,7 @@ export class FileStore implements Store {
     const incoming = validateVariables(threadId, values);
     await this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
+      this.materialize(threadId);
       const existing = await this.readVariables(threadId);
       const key = incoming.some((v) => v.secret) ? await this.key() : undefined;
       const stored = incoming.map((v): StoredVariable => {
@@ -688,10 +886,9 @@ export class FileStore implements Store {
         // `key` is set whenever a secret is present (see above).
         return { ...base, secret: true, encrypted: encryptSecret(key as Buffer, v.value, FileStore.aad(threadId, v.name)) };
       });
-      await writeJsonAtomic(this.variablesFile(threadId), {
-        version: FILE_STORE_FORMAT_VERSION,
-        variables: mergeByName(existing, stored),
-      });
+      const merged = mergeByName(existing, stored);
+      await writeJsonAtomic(this.variablesFile(threadId), { version: FILE_STORE_FORMAT_VERSION, variables: merged });
+      this.rememberVariables(threadId, merged, fileStamp(this.variablesFile(threadId)));
     });
   }
 
@@ -728,6 +925,30 @@ export class FileStore implements Store {
   /** {@inheritDoc Store.close} */
   async close(): Promise<void> {
     await this.queue.idle();
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    await this.flushing;
+    await this.flush();
+    for (const threadId of [...this.openFiles.keys()]) this.closeFile(threadId);
+  }
+}
+
+/** What tells one version of a small file from another: inode, size and change time. */
+function fileStamp(file: string): string | undefined {
+  try {
+    const info = statSync(file, { bigint: true });
+    return `${info.ino}:${info.size}:${info.ctimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A file's size, 0 when it does not exist (a stat is cheaper done at once than through the pool). */
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
   }
 }
 

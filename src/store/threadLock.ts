@@ -7,8 +7,8 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { unlinkSync } from 'node:fs';
-import { mkdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
 
@@ -40,18 +40,34 @@ function removeHeldOnExit(): void {
   });
 }
 
+/** Lock folders known to exist (a mkdir per turn is a system call saved). */
+const madeDirs = new Set<string>();
+
 export async function acquireThreadLock(locksDir: string, threadId: string, waitMs: number): Promise<() => Promise<void>> {
   removeHeldOnExit();
   const file = path.join(locksDir, `${threadId}.lock`);
   const me: Owner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
   const deadline = Date.now() + waitMs;
-  await mkdir(locksDir, { recursive: true });
+  if (!madeDirs.has(locksDir)) {
+    await mkdir(locksDir, { recursive: true });
+    madeDirs.add(locksDir);
+  }
   for (;;) {
+    // Taken on every turn of a continued thread: one synchronous exclusive create costs far less
+    // than a trip through the thread pool.
     try {
-      await writeFile(file, JSON.stringify(me), { flag: 'wx' });
+      writeFileSync(file, JSON.stringify(me), { flag: 'wx' });
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        // The folder was removed behind our back.
+        madeDirs.delete(locksDir);
+        await mkdir(locksDir, { recursive: true });
+        madeDirs.add(locksDir);
+        continue;
+      }
+      if (code !== 'EEXIST') throw error;
     }
     if (await isStale(file)) {
       await takeOver(file);
@@ -75,9 +91,23 @@ export async function acquireThreadLock(locksDir: string, threadId: string, wait
     clearInterval(heartbeat);
     held.delete(file);
     // Only our own lock is removed: a stale-lock takeover by another process must not be undone.
-    const current = await readOwner(file);
-    if (current && current.pid === me.pid && current.host === me.host && current.since === me.since) await unlink(file).catch(() => {});
+    const current = readOwnerSync(file);
+    if (current && current.pid === me.pid && current.host === me.host && current.since === me.since) {
+      try {
+        unlinkSync(file);
+      } catch {
+        // Gone already.
+      }
+    }
   };
+}
+
+function readOwnerSync(file: string): Owner | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Owner;
+  } catch {
+    return undefined;
+  }
 }
 
 async function readOwner(file: string): Promise<Owner | undefined> {

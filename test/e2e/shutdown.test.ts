@@ -132,12 +132,12 @@ describe('stopping while a tool runs', () => {
     // No call at all: the new process looks for such threads shortly after it starts.
     const { client, stderr } = await connectStdio('legacy', { agentsDir: NOISY, env: env(), dataDir });
     try {
-      await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 8000 }).toBe('interrupted');
+      await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 15_000 }).toBe('interrupted');
       expect(stderr()).toContain('1 thread(s) left running by a stopped process marked interrupted');
     } finally {
       await client.close();
     }
-  }, 20_000);
+  }, 30_000);
 
   it('[RL-4] a thread running in another live process is not marked interrupted by a new one', async () => {
     const dataDir = tempDir();

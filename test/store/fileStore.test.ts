@@ -118,6 +118,7 @@ describe('FileStore on disk', () => {
   it('refuses files written by a newer format version', async () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(t.id, { role: 'user', content: 'x' });
     const file = path.join(dir, 'threads', t.id, 'thread.json');
     const record = JSON.parse(await readFile(file, 'utf8'));
     await writeFile(file, JSON.stringify({ ...record, version: FILE_STORE_FORMAT_VERSION + 1 }));
@@ -477,9 +478,56 @@ describe('FileStore on disk', () => {
     expect((await store.appendMessage(t.id, { role: 'user', content: 'x' })).seq).toBe(1);
   });
 
+  it('[ST-1] writes nothing for a thread until it has something to keep, then its folder and thread.json once', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p', meta: { a: 1 } });
+    expect(await allFiles(dir)).toEqual([]);
+    // The thread exists for this store all the same.
+    expect(await store.getThread(t.id)).toEqual(t);
+    expect((await store.listThreads()).map((x) => x.id)).toEqual([t.id]);
+    expect(await store.listMessages(t.id)).toEqual([]);
+    await store.appendMessage(t.id, { role: 'user', content: 'hello' });
+    const other = new FileStore({ dir });
+    expect(await other.getThread(t.id)).toEqual(t);
+    expect((await other.listMessages(t.id)).map((m) => m.content)).toEqual(['hello']);
+    await store.close();
+  });
+
+  it('[ST-2] makes an append visible to another reader at once and durable by close (group commit)', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    for (let i = 0; i < 5; i++) await store.appendMessage(t.id, { role: 'user', content: `m${i}` });
+    // Written with the append (the page cache), before any fsync: another process reads it.
+    expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);
+    await store.close();
+    const lines = (await readFile(path.join(dir, 'threads', t.id, 'messages.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(5);
+  });
+
+  it('[ST-3] serves a long thread from its parsed messages, and sees what another process appended after its lock', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    for (let i = 0; i < 50; i++) await store.appendMessage(t.id, { role: 'user', content: `m${i}` });
+    const listed = await store.listMessages(t.id);
+    // A copy: changing it changes nothing stored.
+    listed[0]!.content = 'changed';
+    expect((await store.listMessages(t.id))[0]!.content).toBe('m0');
+    const other = new FileStore({ dir });
+    const releaseOther = await other.lockThread(t.id, 0);
+    await other.appendMessage(t.id, { role: 'assistant', content: 'from the other process' });
+    await releaseOther();
+    const release = await store.lockThread(t.id, 1000);
+    const after = await store.listMessages(t.id);
+    expect(after.at(-1)).toMatchObject({ seq: 51, content: 'from the other process' });
+    expect((await store.appendMessage(t.id, { role: 'user', content: 'next' })).seq).toBe(52);
+    await release();
+    await Promise.all([store.close(), other.close()]);
+  });
+
   it('skips an unreadable thread in listThreads with a warning', async () => {
     const store = new FileStore({ dir });
     const good = await store.createThread({ prompt: 'p' });
+    await store.updateThread(good.id, { status: 'idle' });
     await mkdir(path.join(dir, 'threads', 'broken'), { recursive: true });
     await writeFile(path.join(dir, 'threads', 'broken', 'thread.json'), '{nope');
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
