@@ -27,7 +27,7 @@ describe('two processes, one data folder', () => {
 
       model.reply({ text: 'slow turn from A', delayMs: 1200 }, { text: 'turn from B' });
       const slow = a.client.callTool({ name: 'noisy', arguments: { message: 'from A', thread_id: threadId } });
-      await expect.poll(() => model.requests.length).toBe(2);
+      await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(2);
       const fromB = b.client.callTool({ name: 'noisy', arguments: { message: 'from B', thread_id: threadId } });
       expect(textOf(await slow)).toBe('slow turn from A');
       expect(textOf(await fromB)).toBe('turn from B');

@@ -43,7 +43,7 @@ async function startBusyCall(dataDir: string) {
   model.reply({ toolCalls: [{ id: 'q', name: 'quick_step', arguments: { label: 'one' } }, { id: 's', name: 'slow_step', arguments: { label: 'two' } }] });
   const before = model.requests.length;
   const call = client.callTool({ name: 'worker', arguments: { message: 'do both steps' } }).catch((error: unknown) => error);
-  await expect.poll(() => model.requests.length).toBe(before + 1);
+  await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(before + 1);
   await new Promise((resolve) => setTimeout(resolve, 300));
   return { client, pid, exited, call, stderr: () => stderr };
 }
@@ -51,7 +51,7 @@ async function startBusyCall(dataDir: string) {
 async function threadOf(dataDir: string) {
   const store = new FileStore({ dir: dataDir });
   const [thread] = await store.listThreads();
-  return { store, thread: thread! };
+  return { store, thread: thread as NonNullable<typeof thread> };
 }
 
 /** Continues the thread on a new server and returns what the model was sent. */
@@ -112,7 +112,7 @@ describe('stopping while a tool runs', () => {
     const dataDir = tempDir();
     const busy = await startBusyCall(dataDir);
     // A run is marked running once it has gone on for a moment.
-    await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 5000 }).toBe('running');
+    await expect.poll(async () => (await threadOf(dataDir)).thread?.status, { timeout: 5000 }).toBe('running');
     process.kill(busy.pid, 'SIGKILL');
     await busy.exited;
     const { thread } = await threadOf(dataDir);
@@ -126,13 +126,13 @@ describe('stopping while a tool runs', () => {
   it('[RL-4] after kill -9, the next start marks the thread left running as interrupted by itself', async () => {
     const dataDir = tempDir();
     const busy = await startBusyCall(dataDir);
-    await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 5000 }).toBe('running');
+    await expect.poll(async () => (await threadOf(dataDir)).thread?.status, { timeout: 5000 }).toBe('running');
     process.kill(busy.pid, 'SIGKILL');
     await busy.exited;
     // No call at all: the new process looks for such threads shortly after it starts.
     const { client, stderr } = await connectStdio('legacy', { agentsDir: NOISY, env: env(), dataDir });
     try {
-      await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 15_000 }).toBe('interrupted');
+      await expect.poll(async () => (await threadOf(dataDir)).thread?.status, { timeout: 15_000 }).toBe('interrupted');
       expect(stderr()).toContain('1 thread(s) left running by a stopped process marked interrupted');
     } finally {
       await client.close();
@@ -142,7 +142,7 @@ describe('stopping while a tool runs', () => {
   it('[RL-4] a thread running in another live process is not marked interrupted by a new one', async () => {
     const dataDir = tempDir();
     const busy = await startBusyCall(dataDir);
-    await expect.poll(async () => (await threadOf(dataDir)).thread.status, { timeout: 5000 }).toBe('running');
+    await expect.poll(async () => (await threadOf(dataDir)).thread?.status, { timeout: 5000 }).toBe('running');
     const { client } = await connectStdio('legacy', { agentsDir: NOISY, env: env(), dataDir });
     try {
       await new Promise((resolve) => setTimeout(resolve, 3000));

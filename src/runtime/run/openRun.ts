@@ -21,6 +21,7 @@ import { Redactor } from '../variables/secrets.js';
 import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from '../variables/variables.js';
 import { attachToTurn, openTurn } from './openTurn.js';
 import { INTERRUPTED_FROM_META, recordThrown } from './threadStatus.js';
+import { loadHistory, needsHistoryAtOpen } from './history.js';
 import type { Elicit, Run, Services, Side } from './types.js';
 
 export interface RunSpec {
@@ -131,9 +132,11 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     progress: (message) => spec.progress(redactor.text(message)),
     ancestry: [...(parent?.ancestry ?? []), prompt.name],
     sessionStartSeq: Number.POSITIVE_INFINITY,
-    messages: existing ? await services.store.listMessages(thread.id) : [],
+    messages: [],
+    // A new thread has no earlier turns; a continued one reads them when needed (run/history.ts).
+    history: !existing,
     // A sub-prompt with includeChat sees the caller's conversation, as chat only.
-    parentChat: parent && !spec.isolated && prompt.definition.includeChat ? parent.messages.flatMap(withoutTools) : [],
+    parentChat: parent && !spec.isolated && prompt.definition.includeChat ? (await loadHistory(parent)).flatMap(withoutTools) : [],
     execution: new Execution(signal),
     queue: [],
     context: {},
@@ -145,6 +148,7 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     ...(spec.elicit ?? parent?.elicit ? { elicit: spec.elicit ?? parent?.elicit } : {}),
   };
   enableOptionalSubagents(run);
+  if (!run.history && needsHistoryAtOpen(run)) await loadHistory(run);
 
   try {
     await startThread(run, spec, opened.turn, !existing);

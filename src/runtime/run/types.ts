@@ -116,10 +116,16 @@ export interface Run {
   /** Seq of this call's first message: earlier messages are chat history. */
   sessionStartSeq: number;
   /**
-   * Every message of the thread, read once when the run opens and kept up to
-   * date as the run stores, updates and deletes: steps never re-read the store.
+   * The thread's messages the run uses, kept up to date as the run stores,
+   * updates and deletes: steps never re-read the store. Earlier turns are
+   * read only when something needs them (`includeChat`, an interrupted turn
+   * to show again, ThreadState's message API, a sub-prompt that sees its
+   * caller's conversation): see run/history.ts. Until then this holds the
+   * run's own messages only and `history` is false.
    */
   messages: StoredMessage[];
+  /** Whether `messages` holds the thread's earlier turns too. */
+  history: boolean;
   /** A sub-prompt with includeChat sees its parent's conversation first. */
   parentChat: StoredMessage[];
   execution: Execution;

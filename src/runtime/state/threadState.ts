@@ -18,6 +18,7 @@ import type {
   ThreadView,
   ToolResult,
 } from '../../definitions/types.js';
+import { loadHistory } from '../run/history.js';
 import { AgentportError } from '../../errors.js';
 import { queueOnThread } from '../run/threadQueue.js';
 import { storeMessage } from '../loop/storeMessage.js';
@@ -268,7 +269,7 @@ class RunThreadState implements ThreadState {
 
   /** The run's cache while it runs; the store once it has finished (other runs may have added). */
   private async allMessages(): Promise<ThreadMessage[]> {
-    return this.run.finished ? this.run.services.store.listMessages(this.threadId) : this.run.messages;
+    return this.run.finished ? this.run.services.store.listMessages(this.threadId) : loadHistory(this.run);
   }
 }
 
