@@ -72,6 +72,26 @@ export async function run() {
     }
   });
 
+  // Long threads: a turn late in a 500-turn thread against an early one, per store (the prompt has no includeChat,
+  // so its context is the same size at every turn: only what the runtime and store read may grow).
+  const TURNS = Number(process.env.BENCH_TURNS ?? 500);
+  const longThread = {};
+  for (const kind of ['file', 'memory']) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
+    const rt = createRuntime({ registry, store: kind === 'file' ? new FileStore({ dir }) : new MemoryStore(), env, log: () => {} });
+    model.reply({ text: 'ok' });
+    let last = await rt.runPrompt({ target: 'plain', args: { message: 'first' } });
+    const times = [];
+    for (let turn = 2; turn <= TURNS; turn++) {
+      model.reply({ text: 'a reasonably long answer '.repeat(8) });
+      const start = performance.now();
+      last = await rt.runPrompt({ target: 'plain', args: { message: 'another question about things', thread_id: last.threadId } });
+      times.push(performance.now() - start);
+    }
+    longThread[kind] = { early: median(times.slice(0, 20)), late: median(times.slice(-20)) };
+    rmSync(dir, { recursive: true, force: true });
+  }
+
   // Memory per idle thread: threads stay on disk; what the process keeps is measured.
   const idle = Number(process.env.BENCH_THREADS ?? 2000);
   const heap = () => {
@@ -122,6 +142,14 @@ export async function run() {
     `| 6 steps, 5 tool calls | ${fmt(median(six))} | ${fmt(percentile(six, 99))} | ${fmt(median(six) / 6)} |`,
     `| 10 steps, 9 tool calls | ${fmt(median(ten))} | ${fmt(percentile(ten, 99))} | ${fmt(median(ten) / 10)} |`,
     `| 10 direct client calls (reference) | ${fmt(median(directTen))} | ${fmt(percentile(directTen, 99))} | ${fmt(median(directTen) / 10)} |`,
+    '',
+    '## Long threads',
+    '',
+    `Median ms of a turn of one thread: turns 2-21 against turns ${TURNS - 19}-${TURNS} (a prompt without includeChat).`,
+    '',
+    '| store | early turns | late turns | ratio (target <= 1.2) |',
+    '|---|---|---|---|',
+    ...['file', 'memory'].map((kind) => `| ${kind} | ${fmt(longThread[kind].early)} | ${fmt(longThread[kind].late)} | ${(longThread[kind].late / longThread[kind].early).toFixed(2)} |`),
     '',
     '## Memory per stored idle thread',
     '',

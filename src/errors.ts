@@ -16,6 +16,10 @@ export const ERROR_CODES = {
   MODEL_CONFIG: 'a model is missing configuration (API key, base URL) or does not exist',
   MODEL_FAILED: 'the model provider failed after retries and fallbacks',
   TOOL_REQUIRED: 'the model kept answering without a tool although toolChoice is "required"',
+  RESPONSE_INVALID: "the model's answer is not JSON of the prompt's responseSchema (or Prompty outputs)",
+  // -- upstream MCP servers (agents/mcp.json)
+  UPSTREAM_UNAVAILABLE: 'an upstream MCP server cannot be reached (it did not start, refused the connection or failed to list its tools)',
+  UPSTREAM_FAILED: 'an upstream MCP server failed a call: a protocol error, a crash during the call or a timeout',
   // -- runs and sessions
   STEP_LIMIT: 'a side took more steps in one turn than its maxSteps (or --max-steps) allows',
   RUN_TIMEOUT: 'the run took longer than --run-timeout allows',
@@ -23,6 +27,7 @@ export const ERROR_CODES = {
   SESSION_FAILED: "a side called its agent's sessionFail tool",
   CANCELLED: 'the caller cancelled the run',
   INTERRUPTED: 'the server stopped (shutdown or crash) before the run ended',
+  RATE_LIMITED: 'the caller reached a per-user limit (--rate-limit calls per minute, --max-runs-per-user runs at once)',
   // -- threads and the store
   THREAD_NOT_FOUND: 'no thread has that id',
   THREAD_EXISTS: 'a thread with that id already exists',

@@ -56,5 +56,6 @@ export type {
   ToolReference,
   ToolResult,
   ToolTenvs,
+  UpstreamToolConfig,
   VariableDefinition,
 } from './definitions/types.js';

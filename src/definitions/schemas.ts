@@ -128,6 +128,7 @@ export const promptDefinitionSchema = z.strictObject({
   parallelToolCalls: z.boolean().optional(),
   toolChoice: z.enum(['auto', 'none', 'required']).optional(),
   requiredSchema: zodObjectSchema('requiredSchema').optional(),
+  responseSchema: zodObjectSchema('responseSchema').optional(),
   tools: z.array(toolReference).optional(),
   variables: z.array(variable).optional(),
   env: stringRecord.optional(),
@@ -175,6 +176,9 @@ export const modelDefinitionSchema = z.strictObject({
   maxRetries: z.number().int().min(0).optional(),
   reasoningStyle: z.enum(['openai', 'openrouter']).optional(),
   options: z.record(z.string(), z.unknown()).optional(),
+  inputPrice: z.number().min(0).optional(),
+  outputPrice: z.number().min(0).optional(),
+  cachedPrice: z.number().min(0).optional(),
 });
 
 // ---------------------------------------------------------------- hooks

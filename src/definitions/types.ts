@@ -70,7 +70,24 @@ export interface SubagentToolConfig<T extends string = string> {
       };
 }
 
-export type ToolReference = string | ToolConfig | SubpromptConfig | SubagentToolConfig;
+/**
+ * Tools of an upstream MCP server declared in agents/mcp.json: `mcp:<server>`
+ * (all its tools) or `mcp:<server>/<tool>` (one). They are deferred behind
+ * tool search unless always-loaded; the model sees them as `<server>__<tool>`.
+ */
+export interface UpstreamToolConfig {
+  name: `mcp:${string}`;
+  /** Offer these tools (their names on the server), or all with `true`, with their schemas at once. */
+  alwaysLoad?: boolean | string[];
+  /** Leave these tools out. */
+  exclude?: string[];
+  /** Only these tools. */
+  tools?: string[];
+  /** How long one call may take, in milliseconds (overrides the server's timeoutMs). */
+  timeoutMs?: number;
+}
+
+export type ToolReference = string | ToolConfig | SubpromptConfig | SubagentToolConfig | UpstreamToolConfig;
 
 export interface ReasoningConfig {
   effort?: 'low' | 'medium' | 'high';
@@ -124,6 +141,13 @@ export interface PromptDefinition<N extends string = string, S extends ToolArgs 
   parallelToolCalls?: boolean;
   toolChoice?: 'auto' | 'none' | 'required';
   requiredSchema?: S;
+  /**
+   * *agentport*: the shape of the answer. The model is asked for JSON of this
+   * shape (`response_format`), the answer is parsed and checked, and the MCP
+   * tool's output schema and `structuredContent.response` carry it. A Prompty
+   * file's `outputs` become this.
+   */
+  responseSchema?: ToolArgs;
   tools?: ToolReference[];
   variables?: VariableDefinition[];
   env?: Record<string, string>;
@@ -398,7 +422,7 @@ export interface ModelResponse {
   toolCalls: ModelToolCall[];
   reasoning?: string;
   finishReason?: string;
-  usage?: { promptTokens?: number; completionTokens?: number };
+  usage?: { promptTokens?: number; completionTokens?: number; cachedTokens?: number };
 }
 
 /** A model provider other than the built-in OpenAI-compatible one. */
@@ -431,6 +455,12 @@ export interface ModelDefinition<N extends string = string> {
   reasoningStyle?: 'openai' | 'openrouter';
   /** Extra fields merged into every request body. */
   options?: Record<string, unknown>;
+  /** US dollars per million input tokens: with outputPrice, calls of this model get a cost. */
+  inputPrice?: number;
+  /** US dollars per million output tokens. */
+  outputPrice?: number;
+  /** US dollars per million cached input tokens (default: inputPrice). */
+  cachedPrice?: number;
 }
 
 // ---------------------------------------------------------------- hooks

@@ -56,7 +56,13 @@ export class OpenAICompatibleProvider implements ModelProvider {
       ...(reasoning !== undefined ? { reasoning } : {}),
       ...(choice?.finish_reason ? { finishReason: choice.finish_reason } : {}),
       ...(completion.usage
-        ? { usage: { promptTokens: completion.usage.prompt_tokens, completionTokens: completion.usage.completion_tokens } }
+        ? {
+            usage: {
+              promptTokens: completion.usage.prompt_tokens,
+              completionTokens: completion.usage.completion_tokens,
+              ...(completion.usage.prompt_tokens_details?.cached_tokens ? { cachedTokens: completion.usage.prompt_tokens_details.cached_tokens } : {}),
+            },
+          }
         : {}),
     };
   }

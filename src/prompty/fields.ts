@@ -5,7 +5,8 @@
 import type { IssueCollector } from './errors.js';
 import { fieldName, type ParsedFrontmatter } from './frontmatter.js';
 import type { FieldPath } from './inputs.js';
-import type { PromptyFields, PromptyModelObject } from './types.js';
+import { checkModel } from './model.js';
+import type { PromptyEngine, PromptyFields, PromptyModelObject } from './types.js';
 
 /** Frontmatter keys with a meaning; any other key is reported as a warning. */
 export const KNOWN_FIELDS = new Set([
@@ -37,7 +38,6 @@ export const KNOWN_FIELDS = new Set([
 
 const METADATA_FIELDS = ['authors', 'tags', 'version', 'metadata'] as const;
 const BOOLEAN_FIELDS = ['exposeAsTool', 'includeChat', 'includePastTools', 'parallelToolCalls', 'alwaysLoad', 'defer'] as const;
-const MODEL_KEYS = new Set(['id', 'provider', 'api', 'connection', 'options', 'configuration', 'parameters']);
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -70,6 +70,11 @@ export class FieldReporter {
     this.issues.warn({ ...this.where(path), message });
   }
 
+  /** The text written at `path` when it held a `${...}` construct. */
+  rawOf(path: FieldPath): string | undefined {
+    return this.fm?.rawOf(path);
+  }
+
   /** Reports a wrong type: `expected <what>, got <value>`. */
   wrongType(path: FieldPath, expected: string, value: unknown): void {
     this.error(path, `expected ${expected}, got ${describeType(value)}`);
@@ -81,100 +86,48 @@ export interface CheckedFields {
   name?: string;
   description?: string;
   model?: string | PromptyModelObject;
+  /** The `template` engine when the file names one. */
+  engine?: PromptyEngine;
   fields: PromptyFields;
   metadata: Record<string, unknown>;
 }
 
-function checkModel(raw: unknown, r: FieldReporter): string | PromptyModelObject | undefined {
-  if (raw === undefined || raw === null) {
-    r.error(['model'], 'model is required (the name of a defined model, or {id, provider, connection, options})');
-    return undefined;
-  }
-  if (typeof raw === 'string') {
-    if (raw.trim() === '') r.error(['model'], 'model must not be empty');
-    return raw.trim();
-  }
-  if (!isRecord(raw)) {
-    r.wrongType(['model'], 'a model name or a mapping', raw);
-    return undefined;
-  }
-  for (const key of Object.keys(raw)) {
-    if (!MODEL_KEYS.has(key)) r.warn(['model', key], `unknown model field "${key}" is ignored`);
-  }
-  let ok = true;
-  const objectAt = (key: string): Record<string, unknown> | undefined => {
-    const v = raw[key];
-    if (v === undefined || v === null) return undefined;
-    if (!isRecord(v)) {
-      r.wrongType(['model', key], 'a mapping', v);
-      ok = false;
-      return undefined;
-    }
-    return v;
-  };
-  const stringAt = (key: string): string | undefined => {
-    const v = raw[key];
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'string' || v.trim() === '') {
-      r.wrongType(['model', key], 'a non-empty string', v);
-      ok = false;
-      return undefined;
-    }
-    return v;
-  };
-  // `configuration` and `parameters` are the older Prompty names of `connection` and `options`.
-  const legacyConnection = objectAt('configuration');
-  const connection = objectAt('connection');
-  const legacyOptions = objectAt('parameters');
-  const options = objectAt('options');
-  const merged: Record<string, unknown> | undefined =
-    legacyConnection || connection ? { ...legacyConnection, ...connection } : undefined;
-  const mergedOptions = legacyOptions || options ? { ...legacyOptions, ...options } : undefined;
-  const guessString = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
-  const id =
-    stringAt('id') ?? guessString(merged?.['model']) ?? guessString(merged?.['azure_deployment']) ?? guessString(merged?.['deployment']);
-  const provider = stringAt('provider') ?? guessString(legacyConnection?.['type']);
-  const api = stringAt('api');
-  if (!ok) return undefined;
-  if (id === undefined) {
-    r.error(['model', 'id'], 'model.id is required (a model name; older files may give configuration.model or azure_deployment)');
-    return undefined;
-  }
-  const model: PromptyModelObject = { id };
-  if (provider !== undefined) model.provider = provider;
-  if (api !== undefined) model.api = api;
-  if (merged) model.connection = merged;
-  if (mergedOptions) model.options = mergedOptions;
-  return model;
+const ENGINES: Record<string, PromptyEngine> = { mustache: 'mustache', jinja2: 'jinja2', jinja: 'jinja2' };
+
+/** A format or parser given as a name or as Prompty 2's `{kind: name}`. */
+function kindOf(v: unknown): unknown {
+  return isRecord(v) && v['kind'] !== undefined ? v['kind'] : v;
 }
 
-function checkTemplate(raw: unknown, r: FieldReporter): void {
-  if (raw === undefined || raw === null) return;
+/**
+ * `template`: an engine name, or `{format, parser}` (`format` also as `type`; either as a name or
+ * `{kind: name}`). Only the `prompty` parser exists.
+ * @returns the engine, or undefined when the file names none (or a wrong one, reported)
+ */
+function checkTemplate(raw: unknown, r: FieldReporter): PromptyEngine | undefined {
+  if (raw === undefined || raw === null) return undefined;
   let format: unknown = raw;
   let path: FieldPath = ['template'];
   if (isRecord(raw)) {
     for (const key of Object.keys(raw)) {
       if (!['format', 'type', 'parser'].includes(key)) r.warn(['template', key], `unknown template field "${key}" is ignored`);
     }
-    const key = raw['format'] !== undefined ? 'format' : 'type';
-    format = raw[key] ?? 'mustache';
-    path = ['template', key];
-    const parser = raw['parser'];
+    const parser = kindOf(raw['parser']);
     if (parser !== undefined && parser !== 'prompty') {
       r.error(['template', 'parser'], `parser ${JSON.stringify(parser)} is not supported (only "prompty")`);
     }
+    const key = raw['format'] !== undefined ? 'format' : 'type';
+    if (raw[key] === undefined) return undefined;
+    format = kindOf(raw[key]);
+    path = ['template', key];
   }
   if (typeof format !== 'string') {
-    r.wrongType(path, 'a template engine name ("mustache")', format);
-    return;
+    r.wrongType(path, 'a template engine name ("mustache" or "jinja2")', format);
+    return undefined;
   }
-  const engine = format.trim().toLowerCase();
-  if (engine === 'mustache') return;
-  if (engine === 'jinja2' || engine === 'jinja') {
-    r.error(path, `template engine "${format}" is not supported by agentport; use "mustache" (the Prompty default) and {{var}} syntax`);
-    return;
-  }
-  r.error(path, `unknown template engine "${format}" (only "mustache" is supported)`);
+  const engine = ENGINES[format.trim().toLowerCase()];
+  if (!engine) r.error(path, `unknown template engine "${format}" (use "mustache" or "jinja2")`);
+  return engine;
 }
 
 function checkPassThrough(data: Record<string, unknown>, r: FieldReporter): PromptyFields {
@@ -264,12 +217,11 @@ function checkPassThrough(data: Record<string, unknown>, r: FieldReporter): Prom
   return fields;
 }
 
-/** Checks every frontmatter field except `inputs`/`sample`; problems go to the reporter. */
+/** Checks every frontmatter field except `inputs`, `sample` and `outputs`; problems go to the reporter. */
 export function checkFields(data: Record<string, unknown>, r: FieldReporter): CheckedFields {
   for (const key of Object.keys(data)) {
     if (!KNOWN_FIELDS.has(key)) r.warn([key], `unknown field "${key}" is ignored`);
   }
-  if (data['outputs'] !== undefined) r.warn(['outputs'], 'outputs are not supported by agentport and are ignored');
   const out: CheckedFields = { fields: checkPassThrough(data, r), metadata: {} };
   for (const key of METADATA_FIELDS) if (data[key] !== undefined) out.metadata[key] = data[key];
 
@@ -288,6 +240,7 @@ export function checkFields(data: Record<string, unknown>, r: FieldReporter): Ch
   }
   const model = checkModel(data['model'], r);
   if (model !== undefined) out.model = model;
-  checkTemplate(data['template'], r);
+  const engine = checkTemplate(data['template'], r);
+  if (engine !== undefined) out.engine = engine;
   return out;
 }

@@ -42,6 +42,8 @@ export interface ParsedFrontmatter {
   data: Record<string, unknown>;
   /** File line of the node at `path` (or of its nearest located ancestor). */
   lineOf(path: FieldPath): number | undefined;
+  /** The text written at `path` when it held a `${...}` construct (before it was resolved). */
+  rawOf(path: FieldPath): string | undefined;
 }
 
 /** Formats a field path as `inputs[0].type`. */
@@ -74,12 +76,14 @@ export async function parseFrontmatter(
     return null;
   }
 
+  const raws = new Map<string, string>();
   await visitAsync(doc, {
     Scalar: async (key, node, path) => {
       if (typeof node.value !== 'string' || !node.value.includes('${')) return undefined;
       const line = node.range ? toFileLine(node.range[0]) : undefined;
       const at = line !== undefined ? { line } : {};
       const field = fieldName(pathOf(path, key === 'key' ? null : node));
+      if (key !== 'key') raws.set(field, node.value);
       if (node.value.includes('${params:')) {
         issues.warn({ ...at, field, message: '${params:...} is only resolved in the body; left as written' });
       }
@@ -109,6 +113,9 @@ export async function parseFrontmatter(
         if (isNode(node) && node.range) return toFileLine(node.range[0]);
       }
       return undefined;
+    },
+    rawOf(fieldPath: FieldPath): string | undefined {
+      return raws.get(fieldName(fieldPath));
     },
   };
 }

@@ -194,10 +194,41 @@ export function normalizeInputs(raw: unknown, path: FieldPath, report: InputRepo
   return ok ? out : null;
 }
 
-/** Inputs inferred from a `sample` object when `inputs` is absent: one required input per key. */
+/**
+ * Inputs inferred from a `sample` object when `inputs` is absent: one input per key, typed by its
+ * value (which {@link applySample} then makes its default).
+ */
 export function inputsFromSample(sample: unknown): PromptyInput[] {
   if (!isRecord(sample)) return [];
-  return Object.entries(sample).map(([name, value]) => ({ name, type: typeOfValue(value), required: true, example: value }));
+  return Object.entries(sample).map(([name, value]) => ({ name, type: typeOfValue(value), required: true }));
+}
+
+/**
+ * `sample` supplies defaults: each input without a `default` takes its sample value (checked
+ * against the input's type and values) and becomes optional. Problems go to `report`.
+ */
+export function applySample(inputs: PromptyInput[], sample: unknown, declared: boolean, report: InputReporter): PromptyInput[] {
+  if (sample === undefined || sample === null) return inputs;
+  if (!isRecord(sample)) {
+    report.error(['sample'], 'expected a mapping of input names to values');
+    return inputs;
+  }
+  const names = new Set(inputs.map((i) => i.name));
+  if (declared) {
+    for (const key of Object.keys(sample)) {
+      if (!names.has(key)) report.warn(['sample', key], `"${key}" names no declared input; it is ignored`);
+    }
+  }
+  return inputs.map((input) => {
+    const value = sample[input.name];
+    if (input.default !== undefined || value === undefined || value === null) return input;
+    if (!fieldSchema({ ...input, required: true }).safeParse(value).success) {
+      const allowed = input.enum ? ` (one of ${input.enum.map((v) => JSON.stringify(v)).join(', ')})` : '';
+      report.error(['sample', input.name], `${JSON.stringify(value)} does not match input "${input.name}" of type ${input.type}${allowed}`);
+      return input;
+    }
+    return { ...input, default: value, required: false };
+  });
 }
 
 function baseSchema(input: PromptyInput): z.ZodType {

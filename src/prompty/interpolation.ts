@@ -33,6 +33,16 @@ export class Interpolations {
     return `⟦${this.nonce}i${line}⟧`;
   }
 
+  /** Placeholder for the `index`-th `${params:}` of a compiled template (jinja2; see jinja.ts). */
+  paramToken(index: number): string {
+    return `⟦${this.nonce}p${index}⟧`;
+  }
+
+  /** True when `text` holds any token of this nonce (structure or value). */
+  hasTokens(text: string): boolean {
+    return text.includes(`⟦${this.nonce}`);
+  }
+
   /** Stores a value and returns the token standing for it. */
   hole(value: unknown): string {
     this.values.push(value);
@@ -56,9 +66,9 @@ export class Interpolations {
     return text.replace(this.valueRe, (_all, k: string) => valueText(this.values[Number(k)]));
   }
 
-  /** Removes marker and media tokens left outside the places where they count. */
+  /** Removes marker, media and parameter tokens left outside the places where they count. */
   stripStructureTokens(text: string): string {
-    return text.replace(new RegExp(`⟦${this.nonce}[mi]\\d+⟧`, 'g'), '');
+    return text.replace(new RegExp(`⟦${this.nonce}[mip]\\d+⟧`, 'g'), '');
   }
 }
 

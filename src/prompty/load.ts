@@ -7,13 +7,14 @@ import path from 'node:path';
 import { formatIssue, IssueCollector, promptyError } from './errors.js';
 import { checkFields, FieldReporter } from './fields.js';
 import { parseFrontmatter, splitFrontmatter, type ParsedFrontmatter } from './frontmatter.js';
-import { inputsFromSample, normalizeInputs, objectSchema } from './inputs.js';
-import { mustacheSyntaxError } from './interpolation.js';
+import { checkTemplate, detectEngine, rememberCompiled } from './engine.js';
+import { applySample, inputsFromSample, normalizeInputs, objectSchema } from './inputs.js';
+import type { CompiledJinja } from './jinja.js';
 import { checkLiteralMediaUrl } from './media.js';
 import { PARAMS_NAME_RE, PARAMS_RE, replaceLoadTime, type ReplacementContext } from './replacements.js';
 import { scanTemplate, sectionKind } from './sections.js';
 import { isSectionError, parseSectionYaml, toolCallsFromYaml, toolsFromYaml } from './structured.js';
-import type { LoadedPrompty, PromptyInput } from './types.js';
+import type { LoadedPrompty, PromptyEngine, PromptyInput } from './types.js';
 
 /** Options of {@link loadPromptyFile}. */
 export interface LoadPromptyOptions {
@@ -68,15 +69,19 @@ export async function parsePrompty(source: string, opts: LoadPromptyOptions & { 
   const yamlBroken = split.frontmatter !== null && fm === null;
   const checked = yamlBroken ? { fields: {}, metadata: {} } : checkFields(data, reporter);
 
-  let inputs: PromptyInput[] = [];
-  if (data['inputs'] !== undefined && data['inputs'] !== null) {
-    inputs = normalizeInputs(data['inputs'], ['inputs'], reporter) ?? [];
-  } else {
-    inputs = inputsFromSample(data['sample']);
+  const declared = data['inputs'] !== undefined && data['inputs'] !== null;
+  let inputs: PromptyInput[] = declared ? (normalizeInputs(data['inputs'], ['inputs'], reporter) ?? []) : inputsFromSample(data['sample']);
+  // A `${file:}` sample that could not be read is reported already, and still holds its text.
+  const sampleUnresolved = typeof data['sample'] === 'string' && data['sample'].includes('${');
+  if (!sampleUnresolved) inputs = applySample(inputs, data['sample'], declared, reporter);
+  let outputs: PromptyInput[] = [];
+  if (data['outputs'] !== undefined && data['outputs'] !== null) {
+    outputs = normalizeInputs(data['outputs'], ['outputs'], reporter) ?? [];
   }
 
   const { template, sourceLines } = await resolveBody(split.body, split.bodyLine, ctx, issues);
-  await checkBody(template, sourceLines, inputs, ctx, issues);
+  const engine = detectEngine(checked.engine, template);
+  const jinja = await checkBody(template, sourceLines, engine, inputs, ctx, issues);
 
   issues.throwIfAny();
   const warningIssues = issues.sortedWarnings();
@@ -89,6 +94,9 @@ export async function parsePrompty(source: string, opts: LoadPromptyOptions & { 
     model: checked.model ?? '',
     inputSchema: objectSchema(inputs),
     inputs,
+    outputs,
+    ...(outputs.length > 0 ? { outputSchema: objectSchema(outputs) } : {}),
+    engine,
     fields: checked.fields,
     metadata: checked.metadata,
     warnings: warningIssues.map((w) => formatIssue(file, w)),
@@ -97,6 +105,7 @@ export async function parsePrompty(source: string, opts: LoadPromptyOptions & { 
     templateSourceLines: sourceLines,
   };
   if (data['sample'] !== undefined) loaded.sample = data['sample'];
+  rememberCompiled(loaded, jinja);
   return loaded;
 }
 
@@ -121,25 +130,27 @@ async function resolveBody(
   return { template: out.join('\n'), sourceLines };
 }
 
-/** Static checks of a template: mustache syntax, structure, `${params:}` names, literal YAML and media. */
+/** Template text that only a call fills in: the static checks leave it alone. */
+const DYNAMIC_RE = /\{\{|\{%|\{#|\$\{params:/;
+
+/**
+ * Static checks of a template: engine syntax (and the jinja2 sandbox), structure, `${params:}`
+ * names, literal YAML and media.
+ * @returns the compiled jinja2 template, when the body is jinja2 and compiles
+ */
 async function checkBody(
   template: string,
   sourceLines: number[],
+  engine: PromptyEngine,
   inputs: PromptyInput[],
   ctx: ReplacementContext,
   issues: IssueCollector,
-): Promise<void> {
+): Promise<CompiledJinja | undefined> {
   const lineAt = (templateLine: number): number | undefined => sourceLines[templateLine];
-  const at = (templateLine: number): { line?: number } => {
-    const line = lineAt(templateLine);
+  const at = (templateLine: number | undefined): { line?: number } => {
+    const line = templateLine === undefined ? undefined : lineAt(templateLine);
     return line !== undefined ? { line } : {};
   };
-
-  const syntax = mustacheSyntaxError(template);
-  if (syntax) {
-    const templateLine = template.slice(0, syntax.offset).split('\n').length - 1;
-    issues.error({ ...at(templateLine), field: 'template', message: `mustache syntax: ${syntax.message}` });
-  }
 
   const names = new Set(inputs.map((i) => i.name));
   template.split('\n').forEach((line, i) => {
@@ -154,6 +165,9 @@ async function checkBody(
   });
 
   const scan = scanTemplate(template);
+  const syntax = await checkTemplate(engine, template, scan, inputs.map((i) => i.name), ctx.file);
+  for (const problem of syntax.problems) issues.error({ ...at(problem.line), field: 'template', message: problem.message });
+
   for (const problem of scan.problems) {
     const issue = { ...at(problem.line), field: problem.field, message: problem.message };
     if (problem.severity === 'error') issues.error(issue);
@@ -164,7 +178,7 @@ async function checkBody(
     const kind = sectionKind(section.head);
     if (kind !== 'tools' && kind !== 'tool_call') continue;
     const content = section.lines.join('\n');
-    if (content.includes('{{') || content.includes('${params:')) continue;
+    if (DYNAMIC_RE.test(content)) continue;
     try {
       const value = parseSectionYaml(content, null);
       if (kind === 'tools') toolsFromYaml(value);
@@ -179,9 +193,10 @@ async function checkBody(
 
   for (const [line, links] of scan.media) {
     for (const link of links) {
-      if (link.url.includes('{{') || link.url.includes('${params:')) continue;
+      if (DYNAMIC_RE.test(link.url)) continue;
       const problem = await checkLiteralMediaUrl(link.url, ctx);
       if (problem !== null) issues.error({ ...at(line), field: 'media', message: problem });
     }
   }
+  return syntax.jinja;
 }

@@ -7,7 +7,7 @@
  */
 
 /** Section keywords accepted before `:` (case-insensitive). */
-export type MarkerKeyword = 'system' | 'user' | 'assistant' | 'tool' | 'function' | 'thread' | 'tools';
+export type MarkerKeyword = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function' | 'thread' | 'tools';
 
 /** A parsed marker line. `![thread]` parses as keyword `thread` with no attributes. */
 export interface ParsedMarker {
@@ -16,7 +16,7 @@ export interface ParsedMarker {
   attributes: Array<[string, string]>;
 }
 
-const MARKER_RE = /^[ \t]*(system|user|assistant|tool|function|thread|tools)[ \t]*(?:\[(.*)\])?[ \t]*:[ \t]*$/i;
+const MARKER_RE = /^[ \t]*(system|developer|user|assistant|tool|function|thread|tools)[ \t]*(?:\[(.*)\])?[ \t]*:[ \t]*$/i;
 const THREAD_LINE_RE = /^[ \t]*!\[thread\][ \t]*$/i;
 const KEY_RE = /[A-Za-z_][\w.-]*/y;
 const BARE_RE = /[^\s,"'\]]+/y;

@@ -100,15 +100,23 @@ export function mediaKind(link: MediaLink, slots: Interpolations): { type: 'imag
   return { type: 'image', attributes: { alt: label } };
 }
 
-/** Strips leading blank lines and trailing whitespace (the edges of a message's text). */
-export function tidyText(text: string): string {
-  return text.replace(/^(?:[ \t]*\n)+/, '').trimEnd();
+/**
+ * Strips the newlines at both ends of a message's text and nothing else: spaces and indentation
+ * stay, as Prompty's parse vectors expect ("  Hello  " stays "  Hello  ").
+ */
+export function trimNewlines(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text[start] === '\n') start += 1;
+  while (end > start && text[end - 1] === '\n') end -= 1;
+  return text.slice(start, end);
 }
 
 /**
  * Builds the content parts of a text section. `text` is rendered text with structure tokens; only
  * links preceded by a media token (written in the template) become media parts. Whitespace next to
- * a media link is dropped; the message's text keeps its inner layout.
+ * a media link is dropped; the message's text keeps its inner layout and loses only the newlines at
+ * its start and end.
  * @throws {AgentportError} `PROMPTY_RENDER` (see {@link mediaError})
  */
 export async function buildParts(text: string, slots: Interpolations, ctx: MediaContext): Promise<PromptyPart[]> {
@@ -136,14 +144,17 @@ export async function buildParts(text: string, slots: Interpolations, ctx: Media
   pieces.push(text.slice(last));
 
   const parts: PromptyPart[] = [];
+  const lastPiece = pieces.length - 1;
   pieces.forEach((piece, i) => {
     if (typeof piece !== 'string') {
       parts.push(piece);
       return;
     }
     let t = slots.fill(slots.stripStructureTokens(piece));
-    t = i === 0 ? t.replace(/^(?:[ \t]*\n)+/, '') : t.trimStart();
-    t = t.trimEnd();
+    // The message's own edges lose only newlines; the sides of a media link lose all whitespace.
+    t = i === 0 ? t : t.trimStart();
+    t = i === lastPiece ? t : t.trimEnd();
+    if (i === 0 || i === lastPiece) t = trimNewlines(t);
     if (t !== '') parts.push({ type: 'text', text: t });
   });
   return parts;

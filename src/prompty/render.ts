@@ -1,38 +1,31 @@
 /**
  * Rendering a loaded `.prompty` file into messages for one call.
  */
+import { renderTemplate } from './engine.js';
 import { promptyError } from './errors.js';
-import { Interpolations, renderWithTokens, toData } from './interpolation.js';
+import { toData, type Interpolations } from './interpolation.js';
 import { parseMarkerLine, type ParsedMarker } from './markers.js';
-import { buildParts, isMediaError, tidyText } from './media.js';
-import { PARAMS_RE } from './replacements.js';
-import { groupSections, scanTemplate, sectionKind, type Section, type TemplateScan } from './sections.js';
+import { buildParts, isMediaError } from './media.js';
+import { groupSections, sectionKind, templateScanOf, type Section } from './sections.js';
+import { normalizeRenderedTools, type PromptyToolEntry } from './sectionTools.js';
 import { isSectionError, parseSectionYaml, toolCallsFromYaml, toolsFromYaml } from './structured.js';
+import { isTemplateRenderError } from './templateError.js';
 import type { LoadedPrompty, PromptyChatMessage, PromptyMessage, PromptyToolCall } from './types.js';
 
 /** What one render produces. */
 export interface PromptyRenderResult {
   /** Messages in template order; a `thread` item marks where the conversation history goes. */
   messages: PromptyMessage[];
-  /** Tools hoisted from the body's `tools:` section (names or config objects), in order. */
-  tools: Array<string | Record<string, unknown>>;
-}
-
-const scans = new WeakMap<LoadedPrompty, TemplateScan>();
-
-/** The (cached) structural scan of a loaded file's template. */
-export function templateScanOf(p: LoadedPrompty): TemplateScan {
-  let scan = scans.get(p);
-  if (!scan) {
-    scan = scanTemplate(p.template);
-    scans.set(p, scan);
-  }
-  return scan;
+  /**
+   * Tools hoisted from the body's `tools:` section, in order: names, or config objects as written
+   * (an `{id, type, options}` entry also gets `name: <id>`). Entries in `p.skipTools` are left out.
+   */
+  tools: PromptyToolEntry[];
 }
 
 /**
  * The view a template is rendered with: the call's arguments as plain data, with each input's
- * `default` filled in where the argument is missing.
+ * `default` (from its declaration or from `sample`) filled in where the argument is missing.
  */
 export function renderView(p: LoadedPrompty, args: Record<string, unknown>): Record<string, unknown> {
   const view = (toData(args) ?? {}) as Record<string, unknown>;
@@ -42,50 +35,27 @@ export function renderView(p: LoadedPrompty, args: Record<string, unknown>): Rec
   return view;
 }
 
-function lookupPath(view: Record<string, unknown>, name: string): unknown {
-  let value: unknown = view;
-  for (const key of name.split('.')) {
-    if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<string, unknown>)[key];
-  }
-  return value;
-}
-
-/** Adds structure tokens for the template's real markers and media links, and turns `${params:}` into value tokens. */
-function instrument(template: string, scan: TemplateScan, slots: Interpolations, view: Record<string, unknown>): string {
-  return template
-    .split('\n')
-    .map((line, i) => {
-      let out = line;
-      const links = scan.media.get(i);
-      if (links) {
-        for (const link of [...links].reverse()) {
-          out = out.slice(0, link.start) + slots.mediaToken(i) + out.slice(link.start);
-        }
-      }
-      if (scan.markerLines.has(i)) out = slots.markerToken(i) + out;
-      if (out.includes('${params:')) {
-        out = out.replace(PARAMS_RE, (_all, name: string) => slots.hole(lookupPath(view, name.trim())));
-      }
-      return out;
-    })
-    .join('\n');
-}
-
 interface RenderedHead {
   marker: ParsedMarker;
   /** 0-based template line of the marker. */
   line: number;
 }
 
+/** How much of the template a render turns into output. */
+interface RenderOptions {
+  /** Only the `tools:` section: no messages, no media read. */
+  toolsOnly?: boolean;
+}
+
 /**
  * Renders a loaded `.prompty` file with a call's arguments.
  *
- * Steps: `${params:name}` and mustache `{{...}}` are filled from `args` (no HTML escaping; values
- * are data and cannot create markers, media links or YAML structure), the result is split into
- * messages at the template's own markers, the `tools:` section is parsed and hoisted,
- * `assistant[type="tool_call"]` sections become tool calls, tool sections tool results, `thread`
- * markers thread items, and media links image/file parts (local files inlined as data: URLs).
+ * Steps: `${params:name}` and the template's `{{...}}` are filled from `args` (mustache or jinja2,
+ * no HTML escaping; values are data and cannot create markers, media links or YAML structure), the
+ * result is split into messages at the template's own markers, the `tools:` section is parsed and
+ * hoisted, `assistant[type="tool_call"]` sections become tool calls, tool sections tool results,
+ * `thread` markers thread items, and media links image/file parts (local files inlined as data:
+ * URLs). Each message's text loses the newlines at its edges and nothing else.
  *
  * `args` should already be validated against `p.inputSchema`; missing inputs with a default get it.
  *
@@ -93,19 +63,40 @@ interface RenderedHead {
  *   the template line).
  */
 export async function renderPrompty(p: LoadedPrompty, args: Record<string, unknown>): Promise<PromptyRenderResult> {
-  const scan = templateScanOf(p);
-  const slots = new Interpolations();
-  const view = renderView(p, args);
-  const rendered = renderWithTokens(instrument(p.template, scan, slots, view), view, slots);
+  return render(p, args, {});
+}
 
-  const fail = (line: number, message: string, field?: string): never => {
-    const sourceLine = p.templateSourceLines[line];
+/**
+ * The tools of the body's `tools:` section for a call's arguments, without building any message
+ * (for tools that read their rendered `options` when they run).
+ * @throws {AgentportError} `PROMPTY_RENDER`, as {@link renderPrompty}
+ */
+export async function renderPromptyTools(p: LoadedPrompty, args: Record<string, unknown>): Promise<PromptyToolEntry[]> {
+  return (await render(p, args, { toolsOnly: true })).tools;
+}
+
+async function render(p: LoadedPrompty, args: Record<string, unknown>, options: RenderOptions): Promise<PromptyRenderResult> {
+  const fail = (line: number | undefined, message: string, field?: string): never => {
+    const sourceLine = line === undefined ? undefined : p.templateSourceLines[line];
     throw promptyError(
       p.file,
       [{ ...(sourceLine !== undefined ? { line: sourceLine } : {}), ...(field !== undefined ? { field } : {}), message }],
       'PROMPTY_RENDER',
     );
   };
+
+  const scan = templateScanOf(p);
+  let rendered: string;
+  let slots: Interpolations;
+  try {
+    ({ text: rendered, slots } = await renderTemplate(p, scan, renderView(p, args)));
+  } catch (err) {
+    if (isTemplateRenderError(err)) {
+      const line = err.data?.templateLine;
+      return fail(typeof line === 'number' ? line : undefined, err.message, 'template');
+    }
+    throw err;
+  }
 
   const markerRe = new RegExp(`^⟦${slots.nonce}m(\\d+)⟧(.*)$`);
   const sections = groupSections<RenderedHead>(rendered.split('\n'), (text) => {
@@ -133,14 +124,18 @@ export async function renderPrompty(p: LoadedPrompty, args: Record<string, unkno
 
   for (const [index, section] of sections.entries()) {
     const head = section.head;
+    const kind = sectionKind(head?.marker ?? null);
+    if (options.toolsOnly && kind !== 'tools') continue;
     if (head === null) {
       const content = await parts(section, 0);
-      if (content.length > 0) messages.push({ kind: 'message', role: 'system', attributes: {}, content });
+      // Blank text before the first marker is no message.
+      if (content.some((part) => part.type !== 'text' || part.text.trim() !== '')) {
+        messages.push({ kind: 'message', role: 'system', attributes: {}, content });
+      }
       continue;
     }
     const attributes: Record<string, string> = {};
     for (const [k, v] of head.marker.attributes) attributes[k] = slots.fill(v);
-    const kind = sectionKind(head.marker);
     const yamlText = (): string => slots.stripStructureTokens(section.lines.join('\n'));
     const yaml = (field: string): unknown => {
       try {
@@ -153,11 +148,11 @@ export async function renderPrompty(p: LoadedPrompty, args: Record<string, unkno
 
     if (kind === 'tools') {
       const leading = sections[0] as Section<RenderedHead>;
-      if (index !== 1 || tidyText(slots.fill(slots.stripStructureTokens(leading.lines.join('\n')))) !== '') {
+      if (index !== 1 || slots.fill(slots.stripStructureTokens(leading.lines.join('\n'))).trim() !== '') {
         fail(head.line, 'the tools: section must come before the text prompt (first in the body)', 'tools');
       }
       try {
-        tools.push(...toolsFromYaml(yaml('tools')));
+        tools.push(...normalizeRenderedTools(toolsFromYaml(yaml('tools')), p.skipTools));
       } catch (err) {
         if (isSectionError(err)) fail(head.line, err.message, 'tools');
         throw err;
@@ -206,6 +201,7 @@ export async function renderPrompty(p: LoadedPrompty, args: Record<string, unkno
     }
     const role = keyword === 'assistant' ? 'assistant' : keyword === 'user' ? 'user' : 'system';
     const message: PromptyChatMessage = { kind: 'message', role, attributes, content };
+    if (keyword === 'developer') message.declaredRole = 'developer';
     if (attributes['name'] !== undefined) message.name = attributes['name'];
     messages.push(message);
   }

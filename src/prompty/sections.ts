@@ -3,6 +3,7 @@
  * real markers and media links are, and which structural rules it breaks.
  */
 import { findMediaLinks, parseMarkerLine, type MediaLink, type ParsedMarker } from './markers.js';
+import type { LoadedPrompty } from './types.js';
 
 /** How a section's content is treated. */
 export type SectionKind = 'text' | 'tools' | 'tool_call' | 'thread';
@@ -64,9 +65,12 @@ function isYamlKey(lines: string[], index: number, marker: ParsedMarker): boolea
   return false;
 }
 
-/** True when `text` holds nothing but whitespace and mustache tags (comments, section tags). */
+/**
+ * True when `text` holds nothing but whitespace and template tags (mustache comments and section
+ * tags, jinja2 statements and comments).
+ */
 export function isBlankTemplateText(text: string): boolean {
-  return text.replace(/\{\{[\s\S]*?\}\}/g, '').trim() === '';
+  return text.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}|\{#[\s\S]*?#\}/g, '').trim() === '';
 }
 
 /** A structural problem in a template, by 0-based template line. */
@@ -140,4 +144,16 @@ export function scanTemplate(template: string): TemplateScan {
     });
   });
   return { sections, markerLines, media, problems };
+}
+
+const scans = new WeakMap<LoadedPrompty, TemplateScan>();
+
+/** The (cached) structural scan of a loaded file's template. */
+export function templateScanOf(p: LoadedPrompty): TemplateScan {
+  let scan = scans.get(p);
+  if (!scan) {
+    scan = scanTemplate(p.template);
+    scans.set(p, scan);
+  }
+  return scan;
 }

@@ -7,8 +7,14 @@
 import type { z } from 'zod';
 import type { PromptyIssue } from './errors.js';
 
-/** Roles a rendered message can carry (`function:` sections map to `tool`). */
+/**
+ * Roles a rendered message can carry (`function:` sections map to `tool`; `developer:` sections are
+ * sent as `system`, see {@link PromptyChatMessage.declaredRole}).
+ */
 export type PromptyRole = 'system' | 'user' | 'assistant' | 'tool';
+
+/** The template engines a `.prompty` body can use. */
+export type PromptyEngine = 'mustache' | 'jinja2';
 
 /** One piece of a message's content. */
 export type PromptyPart =
@@ -41,6 +47,12 @@ export interface PromptyChatMessage {
   toolCallId?: string;
   /** The `name` attribute (user name, or the tool's name on tool messages). */
   name?: string;
+  /**
+   * The role written in the template when it differs from `role`: a `developer:` section is a
+   * `system` message (what OpenAI-compatible servers accept everywhere; OpenAI itself treats the two
+   * alike) and says `developer` here.
+   */
+  declaredRole?: 'developer';
 }
 
 /** Where the conversation history goes (`thread:` section or an `![thread]` line). */
@@ -64,6 +76,16 @@ export interface PromptyModelObject {
   connection?: Record<string, unknown>;
   /** Request options such as temperature (`parameters` in older files). */
   options?: Record<string, unknown>;
+  /**
+   * The OpenAI-compatible base URL: `connection.baseURL` (or `base_url`), or for the `openai`
+   * provider `connection.endpoint`.
+   */
+  baseURL?: string;
+  /**
+   * The name of the variable holding the API key: `connection.api_key_env` (or `apiKeyEnv`), or the
+   * variable of a key written as `${env:NAME}`.
+   */
+  apiKeyEnv?: string;
 }
 
 /** Input types accepted in `inputs` (aliases are normalized to these). */
@@ -74,9 +96,9 @@ export interface PromptyInput {
   name: string;
   type: PromptyInputType;
   description?: string;
-  /** False when `required: false` or a `default` is given. */
+  /** False when `required: false` or a `default` is given (a `sample` value counts as a default). */
   required: boolean;
-  /** Present only when the file gives one. */
+  /** Present only when the file gives one, in the declaration or in `sample`. */
   default?: unknown;
   /** Allowed values (`enum` or `enumValues`). */
   enum?: Array<string | number | boolean>;
@@ -134,8 +156,15 @@ export interface LoadedPrompty {
   inputSchema: z.ZodObject;
   /** The normalized input declarations the schema was built from. */
   inputs: PromptyInput[];
-  /** `sample` as written (after `${...}` replacements). */
+  /**
+   * `sample` as written (after `${...}` replacements). Its values are also the defaults of the
+   * inputs they name (see {@link PromptyInput.default}).
+   */
   sample?: unknown;
+  /** Declared `outputs`, normalized like inputs; empty when the file declares none. */
+  outputs: PromptyInput[];
+  /** `outputs` as a zod object schema, when the file declares any. */
+  outputSchema?: z.ZodObject;
   /** Pass-through agentport fields. */
   fields: PromptyFields;
   /** Informational Prompty fields (`authors`, `tags`, `version`, `metadata`) when present. */
@@ -144,6 +173,13 @@ export interface LoadedPrompty {
   warnings: string[];
   /** The same warnings as records (line, field, message), e.g. to map to registry issues. */
   warningIssues: PromptyIssue[];
+  /** The template engine of the body (`template` field, or detected when absent). */
+  engine: PromptyEngine;
+  /**
+   * Ids of body `tools:` entries that nothing implements; they are left out of every render. Set
+   * by the registry, which knows the registered tools.
+   */
+  skipTools?: ReadonlySet<string>;
   /** The markdown body, with `${env:}` and `${file:}` already substituted. */
   template: string;
   /** 1-based line in `file` of each line of `template` (for error messages). */

@@ -20,11 +20,14 @@ import { createModuleLoader, type ModuleLoader } from './loadModule.js';
 import { checkReferences } from './references.js';
 import type { AnyToolDefinition, Entry, Registry } from './types.js';
 import type { LoadedPrompty } from '../prompty/types.js';
+import { loadUpstreamConfig } from '../upstream/config.js';
 
 export interface LoadRegistryOptions {
   agentsDir: string;
   /** jiti's transpile cache folder; `false` turns the cache off. */
   cacheDir?: string | false;
+  /** Where `${env:...}` in agents/mcp.json is looked up (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface LoadRegistryResult {
@@ -56,6 +59,8 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     hooks: new Map<string, Entry<HookDefinition>>(),
     agents: new Map<string, Entry<AgentDefinition>>(),
     warnings: [] as LoadIssue[],
+    // Upstream MCP servers (agents/mcp.json), read before references are checked.
+    upstream: await loadUpstreamConfig(agentsDir, issues, options.env),
   };
 
   for (const discovered of moduleFiles) {
@@ -68,6 +73,7 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
   const promptyFiles = files.filter((f) => f.format === 'prompty');
   if (promptyFiles.length) {
     const { loadPromptyPrompt } = await import('./promptyFiles.js');
+    const sources: Array<{ prompty: LoadedPrompty; file: string }> = [];
     for (const discovered of promptyFiles) {
       const file = displayPath(discovered.file);
       const loaded = await loadPromptyPrompt(discovered.file, file, agentsDir, issues);
@@ -75,8 +81,12 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
       if (loaded.inlineModel) addDefinition(draft, { kind: 'model', value: loaded.inlineModel, exportName: undefined }, discovered.file, file, issues);
       if (addDefinition(draft, { kind: 'prompt', value: loaded.definition, exportName: undefined }, discovered.file, file, issues)) {
         promptyTemplates.set(loaded.definition.name, loaded.prompty);
+        sources.push({ prompty: loaded.prompty, file });
       }
     }
+    // Body tools sections name (and define) tools: checked once every definition is known.
+    const { bindPromptyTools } = await import('./promptyTools.js');
+    for (const [name, prompty] of bindPromptyTools(draft, sources, issues)) promptyTemplates.set(name, prompty);
   }
 
   const prompts = checkReferences(draft, issues);

@@ -8,6 +8,7 @@ import type { ModelDefinition, PromptDefinition, ToolReference, VariableDefiniti
 import { loadPromptyFile } from '../prompty/load.js';
 import { promptyErrorData } from '../prompty/errors.js';
 import type { LoadedPrompty, PromptyModelObject } from '../prompty/types.js';
+import { promptyToolReference } from '../upstream/prompty.js';
 
 export interface PromptyPrompt {
   definition: PromptDefinition;
@@ -15,8 +16,6 @@ export interface PromptyPrompt {
   /** A model described inline in the frontmatter, registered under an internal name. */
   inlineModel?: ModelDefinition;
 }
-
-const OPENAI_COMPATIBLE = new Set(['openai', 'openai_compatible', 'openai-compatible']);
 
 export async function loadPromptyPrompt(
   file: string,
@@ -55,13 +54,8 @@ export async function loadPromptyPrompt(
   if (typeof prompty.model === 'string') {
     model = prompty.model;
   } else {
-    const built = inlineModelOf(prompty.name, prompty.model);
-    if (typeof built === 'string') {
-      issues.push({ severity: 'error', file: displayFile, definition: prompty.name, field: 'model', message: built });
-      return undefined;
-    }
-    inlineModel = built;
-    model = built.name;
+    inlineModel = inlineModelOf(prompty.name, prompty.model);
+    model = inlineModel.name;
   }
 
   const fields = prompty.fields;
@@ -73,11 +67,13 @@ export async function loadPromptyPrompt(
     // The system text other prompts include; calls render the whole template instead.
     prompt: await systemTextOf(prompty),
     ...(hasInputs ? { requiredSchema: prompty.inputSchema } : {}),
+    ...(prompty.outputSchema ? { responseSchema: prompty.outputSchema } : {}),
     ...(fields.exposeAsTool !== undefined ? { exposeAsTool: fields.exposeAsTool } : {}),
     ...(fields.toolChoice ? { toolChoice: fields.toolChoice } : {}),
     ...(fields.reasoning ? { reasoning: fields.reasoning } : {}),
     ...(fields.hooks ? { hooks: fields.hooks } : {}),
-    ...(fields.tools ? { tools: fields.tools as ToolReference[] } : {}),
+    // Prompty `kind: mcp` entries become mcp:<server> references (src/upstream/prompty.ts).
+    ...(fields.tools ? { tools: fields.tools.map(promptyToolReference) as ToolReference[] } : {}),
     ...(fields.includeChat !== undefined ? { includeChat: fields.includeChat } : {}),
     ...(fields.includePastTools !== undefined ? { includePastTools: fields.includePastTools } : {}),
     ...(fields.parallelToolCalls !== undefined ? { parallelToolCalls: fields.parallelToolCalls } : {}),
@@ -90,26 +86,35 @@ export async function loadPromptyPrompt(
   return { definition, prompty, ...(inlineModel ? { inlineModel } : {}) };
 }
 
-/** An inline model object becomes an OpenAI-compatible model definition, or an error message. */
-function inlineModelOf(promptName: string, model: PromptyModelObject): ModelDefinition | string {
-  const provider = model.provider ?? 'openai';
-  if (!OPENAI_COMPATIBLE.has(provider)) {
-    return `model provider "${provider}" is not supported inline: define the model in agents/models/ (provider "openai" covers OpenAI-compatible servers) and name it here`;
+/** Prompty 2 option names and the Chat Completions fields they are sent as. */
+const OPTION_NAMES: Record<string, string> = {
+  maxOutputTokens: 'max_tokens',
+  topP: 'top_p',
+  topK: 'top_k',
+  frequencyPenalty: 'frequency_penalty',
+  presencePenalty: 'presence_penalty',
+  stopSequences: 'stop',
+  allowMultipleToolCalls: 'parallel_tool_calls',
+};
+
+/**
+ * An inline model object becomes a model definition on the built-in OpenAI-compatible provider
+ * (the loader has refused other providers unless they come with a baseURL).
+ */
+function inlineModelOf(promptName: string, model: PromptyModelObject): ModelDefinition {
+  const options: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(model.options ?? {})) {
+    // Provider-specific options pass through as they are.
+    if (key === 'additionalProperties' && typeof value === 'object' && value !== null) Object.assign(options, value);
+    else options[OPTION_NAMES[key] ?? key] = value;
   }
-  const connection = model.connection ?? {};
-  const pick = (...keys: string[]) => {
-    for (const key of keys) if (typeof connection[key] === 'string') return connection[key] as string;
-    return undefined;
-  };
-  const baseURL = pick('baseURL', 'base_url', 'endpoint');
-  const apiKeyEnv = pick('apiKeyEnv', 'api_key_env');
-  const { temperature, max_tokens, ...rest } = (model.options ?? {}) as Record<string, unknown>;
+  const { temperature, max_tokens, ...rest } = options;
   return {
     name: `${promptName}.model`,
     provider: 'openai',
     model: model.id,
-    ...(baseURL ? { baseURL } : {}),
-    ...(apiKeyEnv ? { apiKeyEnv } : {}),
+    ...(model.baseURL ? { baseURL: model.baseURL } : {}),
+    ...(model.apiKeyEnv ? { apiKeyEnv: model.apiKeyEnv } : {}),
     ...(typeof temperature === 'number' ? { temperature } : {}),
     ...(typeof max_tokens === 'number' ? { maxTokens: max_tokens } : {}),
     ...(Object.keys(rest).length ? { options: rest } : {}),

@@ -8,6 +8,7 @@ import { TOOL_CONFIG_KEYS, SUBAGENT_ONLY_FIELDS } from '../definitions/schemas.j
 import { resolveIncludes } from './includes.js';
 import type { Entry, LoadedPrompt, Registry } from './types.js';
 import type { PromptDefinition } from '../definitions/types.js';
+import { checkUpstreamReference, isUpstreamName } from '../upstream/references.js';
 
 /** The argument every exposed tool takes to continue a conversation. */
 export const RESERVED_ARGUMENT = 'thread_id';
@@ -64,7 +65,9 @@ export function checkReferences(draft: Draft, issues: LoadIssue[]): Map<string, 
     }
     def.tools?.forEach((ref, i) => {
       const name = typeof ref === 'string' ? ref : ref.name;
-      if (!callable(name)) error(prompt, `tools[${i}]`, `unknown tool "${name}"${suggest(name, allCallables(draft))}`);
+      // mcp:<server>[/<tool>]: tools of an upstream MCP server (agents/mcp.json).
+      if (isUpstreamName(name)) issues.push(...checkUpstreamReference(ref, draft.upstream, { file: prompt.file, definition: prompt.name, field: `tools[${i}]` }));
+      else if (!callable(name)) error(prompt, `tools[${i}]`, `unknown tool "${name}"${suggest(name, allCallables(draft))}`);
       else if (typeof ref !== 'string') checkToolConfig(draft, prompt, `tools[${i}]`, ref as unknown as Record<string, unknown>, issues);
     });
     def.hooks?.forEach((id, i) => {

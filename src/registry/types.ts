@@ -1,5 +1,6 @@
 import type { LoadIssue } from '../definitions/issues.js';
 import type { LoadedPrompty } from '../prompty/types.js';
+import type { UpstreamConfig } from '../upstream/config.js';
 import type {
   AgentDefinition,
   HookDefinition,
@@ -34,6 +35,8 @@ export interface Registry {
   tools: ReadonlyMap<string, Entry<AnyToolDefinition>>;
   hooks: ReadonlyMap<string, Entry<HookDefinition>>;
   agents: ReadonlyMap<string, Entry<AgentDefinition>>;
+  /** Upstream MCP servers declared in agents/mcp.json (see src/upstream/). */
+  upstream?: UpstreamConfig;
   /** Problems that did not stop loading. */
   warnings: LoadIssue[];
 }

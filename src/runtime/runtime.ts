@@ -4,6 +4,7 @@
  * opens the run (variables, hooks, thread), runs the session to its end and
  * returns what happened. Turns of one thread run one after another.
  */
+import { isUsage, totalUsage, type Usage } from '../models/usage.js';
 import type { AgentDefinition, ToolResult } from '../definitions/types.js';
 import { AgentportError, errorMessage } from '../errors.js';
 import { logToStderr } from '../log.js';
@@ -15,8 +16,10 @@ import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEF
 import { runToCompletion } from './run/execute.js';
 import { RunHandles } from './run/handles.js';
 import { recoverInterrupted } from './run/recovery.js';
+import { parseResponse } from './run/response.js';
 import { prepareInput } from './run/input.js';
 import { openRun } from './run/openRun.js';
+import { currentCaller, ownerMeta, visibleThread } from './run/owner.js';
 import type { Run, Services, Side } from './run/types.js';
 import { threadState } from './state/threadState.js';
 import { fulfil, pendingRequest, specFor } from './subagents/envRequests.js';
@@ -24,6 +27,7 @@ import { childRecords, type NeededVariable } from './subagents/registry.js';
 import { runTool } from './tools/dispatch.js';
 import { buildToolset, type OfferedTool } from './tools/toolset.js';
 import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
+import { upstreamHubFor } from '../upstream/hub.js';
 
 export interface Runtime {
   readonly registry: Registry;
@@ -35,8 +39,15 @@ export interface Runtime {
   provideVariables(threadId: string, requestId: string, values: Record<string, unknown>): Promise<{ reference: string | undefined }>;
   /** Runs that outlived their call (run_wait, run_status, run_cancel). */
   readonly handles: RunHandles;
+  /**
+   * The thread, when it exists and the caller may see it (with OAuth, only the
+   * subject that created it: see run/owner.ts); undefined otherwise, alike.
+   */
+  visibleThread(threadId: string): Promise<ThreadRecord | undefined>;
   /** Marks threads a crashed process left `running` as interrupted; returns their ids. */
   recoverInterrupted(): Promise<string[]>;
+  /** Tokens and cost of every model call a thread's runs made (kept with each step's message). */
+  threadUsage(threadId: string): Promise<Usage>;
   /**
    * Stops taking calls, interrupts every run (each records what it did and
    * which tool calls did not complete), waits up to `graceMs` for them to
@@ -76,6 +87,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return toolset;
     },
     activeRuns: new Map(),
+    upstream: options.upstream === null ? undefined : options.upstream ?? upstreamHubFor(registry, log),
     startQueuedTurn: (threadId, message) => {
       oneAtATime(threadId, () => continueWith(threadId, message)).catch((error: unknown) =>
         log(`a queued message could not start a turn on thread ${threadId}: ${errorMessage(error)}`),
@@ -110,7 +122,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runPrompt = async (request: RunRequest): Promise<RunResult> => {
     const { prompt, agent } = resolveTarget(request.target);
     const input = prepareInput(prompt.definition, request.args);
-    const existing = await continuedThread(store, request.args.thread_id, request.target);
+    const owner = request.owner ?? currentCaller();
+    const existing = await continuedThread(store, request.args.thread_id, request.target, owner);
     const timed = withRunTimeout(request.signal ?? new AbortController().signal, options.runTimeoutMs);
     const signal = timed.signal;
     const run = await openRun(services, {
@@ -120,6 +133,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       args: input.args,
       userMessage: input.userMessage,
       ...(existing ? { existing } : {}),
+      ...(owner !== undefined ? { threadMeta: ownerMeta(owner) } : {}),
       ...(request.variables ? { variables: request.variables } : {}),
       signal,
       progress: request.onProgress ?? (() => {}),
@@ -171,27 +185,33 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     registry,
     store,
     handles: new RunHandles(services),
+    visibleThread: (threadId) => visibleThread(store, threadId),
     recoverInterrupted: () => recoverInterrupted(services),
+    threadUsage: async (threadId) => totalUsage((await store.listMessages(threadId)).map((m) => m.meta?.usage).filter(isUsage)),
     async variableRequest(threadId, requestId) {
-      const thread = await store.getThread(threadId).catch(() => undefined);
+      const thread = await visibleThread(store, threadId);
       const pending = thread && pendingRequest(thread.meta, requestId);
       return pending && { request_id: pending.id, thread_id: threadId, subagent: pending.subagent, name: pending.name, variables: pending.needed };
     },
-    provideVariables: (threadId, requestId, values) => oneAtATime(threadId, async () => {
-      const thread = await store.getThread(threadId).catch(() => undefined);
-      const pending = thread && pendingRequest(thread.meta, requestId);
-      if (!pending) throw new AgentportError('INVALID_ARGUMENTS', `no pending subagent request ${requestId} on thread ${threadId}`);
-      const parent = thread && (await openOnThread(thread, []));
-      const side = parent && [parent.sides.a, parent.sides.b].find((s) => s && specFor(s, pending.subagent));
-      if (!parent || !side) throw new AgentportError('UNKNOWN_TOOL', `the subagent ${pending.subagent} is not available on thread ${threadId} any more`);
-      try {
-        await fulfil(parent, side, requestId, values, { detached: true });
-      } finally {
-        parent.finished = true;
-      }
-      const started = childRecords(parent.thread.meta).find((r) => r.name === pending.name && r.agent === pending.subagent);
-      return { reference: started?.reference };
-    }),
+    provideVariables: async (threadId, requestId, values) => {
+      // Another subject's thread is not queued behind (nor locked): for this caller it is not there.
+      if (currentCaller() !== undefined && !(await visibleThread(store, threadId))) throw noRequest(threadId, requestId);
+      return oneAtATime(threadId, async () => {
+        const thread = await visibleThread(store, threadId);
+        const pending = thread && pendingRequest(thread.meta, requestId);
+        if (!pending) throw noRequest(threadId, requestId);
+        const parent = thread && (await openOnThread(thread, []));
+        const side = parent && [parent.sides.a, parent.sides.b].find((s) => s && specFor(s, pending.subagent));
+        if (!parent || !side) throw new AgentportError('UNKNOWN_TOOL', `the subagent ${pending.subagent} is not available on thread ${threadId} any more`);
+        try {
+          await fulfil(parent, side, requestId, values, { detached: true });
+        } finally {
+          parent.finished = true;
+        }
+        const started = childRecords(parent.thread.meta).find((r) => r.name === pending.name && r.agent === pending.subagent);
+        return { reference: started?.reference };
+      });
+    },
     async shutdown(graceMs) {
       const reason = new AgentportError('INTERRUPTED', 'the server stopped before the run ended');
       services.stopping.abort(reason);
@@ -201,6 +221,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled(running), new Promise((resolve) => (timer = setTimeout(resolve, timerDelay(graceMs))))]);
       clearTimeout(timer);
+      await services.upstream?.close();
       await store.close?.();
     },
     runPrompt: (request) => {
@@ -212,8 +233,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return call;
     },
   };
-  function runPromptQueued(request: RunRequest): Promise<RunResult> {
+  async function runPromptQueued(request: RunRequest): Promise<RunResult> {
     const threadId = typeof request.args.thread_id === 'string' && request.args.thread_id ? request.args.thread_id : undefined;
+    // Another subject's thread is refused before waiting for its turn or lock (no timing or THREAD_BUSY to probe).
+    const owner = request.owner ?? currentCaller();
+    if (threadId && owner !== undefined) await continuedThread(store, threadId, request.target, owner);
     return oneAtATime(threadId, () => runPrompt(request));
   }
 }
@@ -226,28 +250,39 @@ async function invokeTool(run: Run, side: Side, name: string, args: Record<strin
 }
 
 function resultOf(run: Run, outcome: Awaited<ReturnType<typeof runToCompletion>>): RunResult {
+  // An answer of a declared shape is parsed; one that does not parse is the run's error.
+  const schema = run.sides.a.prompt.definition.responseSchema;
+  const parsed = schema && !outcome.error ? parseResponse(schema, outcome.text) : undefined;
+  if (parsed && 'error' in parsed) outcome = { ...outcome, error: parsed.error };
   return {
+    ...(parsed && 'data' in parsed ? { data: parsed.data } : {}),
     threadId: run.thread.id,
     prompt: run.sides.a.prompt.name,
     text: outcome.text,
     ...(outcome.reasoning ? { reasoning: outcome.reasoning } : {}),
     toolCalls: run.tally.toolCalls,
     steps: run.tally.steps,
+    usage: run.tally.usage,
     turns: outcome.turns,
     ...(outcome.attachments ? { attachments: outcome.attachments } : {}),
     ...(outcome.error ? { error: outcome.error } : {}),
   };
 }
 
-async function continuedThread(store: Store, threadId: unknown, target: string): Promise<ThreadRecord | undefined> {
+/** The thread a call continues; another owner's thread is reported like one that does not exist. */
+async function continuedThread(store: Store, threadId: unknown, target: string, owner: string | undefined): Promise<ThreadRecord | undefined> {
   if (threadId === undefined || threadId === null || threadId === '') return undefined;
   if (typeof threadId !== 'string') throw new AgentportError('INVALID_ARGUMENTS', 'thread_id must be a string');
-  const thread = await store.getThread(threadId).catch(() => undefined);
+  const thread = await visibleThread(store, threadId, owner);
   if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread_id "${threadId}" does not exist (threads are kept under the data folder)`);
   if (thread.prompt !== target) {
     throw new AgentportError('INVALID_ARGUMENTS', `thread_id "${threadId}" belongs to "${thread.prompt}", not "${target}"`);
   }
   return thread;
+}
+
+function noRequest(threadId: string, requestId: string): AgentportError {
+  return new AgentportError('INVALID_ARGUMENTS', `no pending subagent request ${requestId} on thread ${threadId}`);
 }
 
 /** Runs `work` after every earlier piece of work queued under the same key has settled. */

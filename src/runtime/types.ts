@@ -1,10 +1,12 @@
 /**
  * The runtime's public shapes: what a caller asks for and what a run returns.
  */
+import type { Usage } from '../models/usage.js';
 import type { Store } from '../store/types.js';
 import type { Registry } from '../registry/types.js';
 import type { ErrorInfo } from '../errors.js';
 import type { Elicit } from './run/types.js';
+import type { UpstreamHub } from '../upstream/hub.js';
 
 export interface RuntimeOptions {
   registry: Registry;
@@ -28,6 +30,8 @@ export interface RuntimeOptions {
   toolSearchThreshold?: number;
   /** Where log lines go (stderr by default); secrets are redacted before it is called. */
   log?: (line: string) => void;
+  /** The upstream MCP servers (default: the registry's agents/mcp.json, one hub per registry); null: none. */
+  upstream?: UpstreamHub | null;
 }
 
 export interface RunRequest {
@@ -43,6 +47,12 @@ export interface RunRequest {
   elicit?: Elicit;
   /** Told the thread's id as soon as the run has one (before it runs), for run handles. */
   onThread?: (threadId: string) => void;
+  /**
+   * The subject the call is made for (OAuth `sub`): a new thread belongs to it,
+   * and only its own threads can be continued. Default: the caller of the
+   * request being served (run/owner.ts), none outside authenticated HTTP.
+   */
+  owner?: string;
 }
 
 export interface ToolCallRecord {
@@ -60,11 +70,15 @@ export interface RunResult {
   /** The prompt that ran (an agent runs its side A prompt). */
   prompt: string;
   text: string;
+  /** The answer parsed, for a prompt with a responseSchema (and no error). */
+  data?: Record<string, unknown>;
   /** Reasoning the model returned, unless the prompt's reasoning.exclude is set. */
   reasoning?: string;
   toolCalls: ToolCallRecord[];
   /** Model calls, all sides together. */
   steps: number;
+  /** Tokens and cost of the run's model calls, its sub-prompts' and blocking subagents' included. */
+  usage?: Usage;
   /** Turns of the session (1 for a prompt or an ai_human agent). */
   turns: number;
   /** Thread file paths the session handed over (the sessionStop tool's attachmentsProperty). */

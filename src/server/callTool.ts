@@ -14,6 +14,7 @@ import { log } from '../log.js';
 import type { ExposedTool } from './toolCatalog.js';
 import { THREAD_META_KEY, errorResult, runResult } from './toolResults.js';
 import { createTaskResult, type CreateTaskResult, type TaskCall } from './tasks.js';
+import type { RunLog } from './logging.js';
 
 /** `_meta` key under which a caller may pass values for declared variables. */
 export const VARIABLES_META_KEY = 'agentport/variables';
@@ -33,6 +34,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Set when the client opted in to MCP tasks and the tool allows them. */
   task?: TaskCall;
+  /** Run events as MCP log messages, when the client wants them. */
+  log?: RunLog;
 }
 
 export async function callExposedTool(
@@ -46,12 +49,14 @@ export async function callExposedTool(
   if (!tools.has(name)) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   }
-  const { task, callBudgetMs = 0, signal = ctx.mcpReq.signal } = options;
+  const { task, callBudgetMs = 0, signal = ctx.mcpReq.signal, log: runLog } = options;
   const elicit = task?.elicit ?? options.elicit;
   const progressToken = ctx.mcpReq._meta?.progressToken;
   let progress = 0;
   let lastProgress = 0;
   const onProgress = (message: string) => {
+    // Log messages follow the call while it waits for its run, like progress (never a run it handed off).
+    runLog?.send('info', message);
     if (progressToken === undefined) return;
     progress += 1;
     lastProgress = Date.now();
@@ -88,6 +93,7 @@ export async function callExposedTool(
       },
       onThread: (id) => {
         threadId = id;
+        if (runLog) runLog.threadId = id;
         threadKnown();
       },
       ...(variables ? { variables } : {}),
@@ -114,12 +120,15 @@ export async function callExposedTool(
       return handleResult(threadId, callBudgetMs);
     }
     const result = await done;
+    runLog?.ended(result);
     await settle();
     return runResult(result);
   } catch (error) {
     if (!isAgentportError(error)) log.error(`tool ${name} failed: ${errorMessage(error)}`);
+    const info = errorInfo(error);
+    runLog?.failed(info);
     await settle();
-    return errorResult(errorInfo(error));
+    return errorResult(info);
   }
 }
 

@@ -5,19 +5,24 @@
  * in flight are kept here by request id, for every instance of one server;
  * a cancellation aborts the call with that id. Ids are chosen by clients and
  * may repeat across clients: when several calls in flight share the id, none
- * is aborted rather than the wrong one.
+ * is aborted rather than the wrong one. With OAuth, a cancellation reaches
+ * only calls of the same subject (run/owner.ts).
  */
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { log } from '../log.js';
+import { currentCaller } from '../runtime/run/owner.js';
 
 type RequestId = string | number;
 
+/** A request id within its caller's own calls. */
+const keyOf = (id: RequestId): string => JSON.stringify([currentCaller() ?? null, id]);
+
 export class CallCancellations {
-  private readonly inFlight = new Map<RequestId, Set<AbortController>>();
+  private readonly inFlight = new Map<string, Set<AbortController>>();
 
   /** Runs a call with a signal that aborts on its request's own signal or on a routed cancellation. */
   async track<T>(ctx: ServerContext, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const id = ctx.mcpReq.id;
+    const id = keyOf(ctx.mcpReq.id);
     const controller = new AbortController();
     const forward = () => controller.abort(ctx.mcpReq.signal.reason);
     if (ctx.mcpReq.signal.aborted) forward();
@@ -36,7 +41,7 @@ export class CallCancellations {
 
   cancel(id: RequestId | undefined, reason: unknown): void {
     if (id === undefined) return;
-    const calls = this.inFlight.get(id);
+    const calls = this.inFlight.get(keyOf(id));
     if (!calls || calls.size === 0) return;
     if (calls.size > 1) {
       log.warn(`a cancellation for request ${String(id)} matches ${calls.size} calls in flight (from different clients): none was cancelled`);

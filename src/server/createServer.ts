@@ -31,6 +31,10 @@ import {
   type ToolSearchSettings,
 } from './toolSearchSurface.js';
 import { VERSION } from './version.js';
+import { exposeUpstream } from './upstreamSurface.js';
+import { PromptCatalog } from './prompts.js';
+import { complete } from './completions.js';
+import { InstanceLogging, LogLevels } from './logging.js';
 import type { ToolSearchIndex } from '../search/toolIndex.js';
 import { TOOL_SEARCH_NAME, readToolSearchArgs } from '../search/toolSearchTool.js';
 
@@ -52,6 +56,8 @@ export interface ServerOptions {
    * off. Default 50 s.
    */
   callBudgetMs?: number;
+  /** Aggregator mode: the upstream servers' tools behind tool_search / call_tool (see upstreamSurface.ts). */
+  exposeUpstream?: boolean;
 }
 
 /** Hosts give up on a tool call after about 60 s: answer before that. */
@@ -69,7 +75,8 @@ export function createAgentportServer(
 ): AgentportServer {
   const tools = buildToolCatalog(registry);
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const surface = planSurface(tools, {
+  const upstream = options.exposeUpstream ? exposeUpstream(registry, tools, options.toolSearch) : undefined;
+  const surface = upstream?.surface ?? planSurface(tools, {
     mode: options.toolSearch?.mode ?? 'auto',
     threshold: options.toolSearch?.threshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
   });
@@ -85,6 +92,10 @@ export function createAgentportServer(
   const listed = [...surface.listed, ...runTools];
   const cancellations = new CallCancellations();
   const taskInputs = new TaskInputs();
+  const prompts = new PromptCatalog(registry, tools);
+  const logLevels = new LogLevels();
+  // Each server instance's logging (a stdio connection's, or one HTTP request's), found from the instance.
+  const loggingOf = new WeakMap<Server, InstanceLogging>();
   const call = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult | CreateTaskResult> =>
     cancellations.track(ctx, (signal) => dispatch(name, args, ctx, server, signal));
   /** An exposed prompt or agent: as a task when the client opted in and the tool allows it. */
@@ -94,10 +105,13 @@ export function createAgentportServer(
     if (support === 'required' && !optedIn) throw missingTasksCapability(`the tool "${name}"`);
     const task = optedIn ? new TaskCall(taskInputs, support === 'required' ? 0 : TASK_WINDOW_MS) : undefined;
     const elicit = elicitation(server, ctx);
-    return callExposedTool(getRuntime, byName, name, args, ctx, { callBudgetMs, signal, ...(elicit ? { elicit } : {}), ...(task ? { task } : {}) });
+    const log = loggingOf.get(server)?.runLog(ctx, name);
+    return callExposedTool(getRuntime, byName, name, args, ctx, { callBudgetMs, signal, ...(elicit ? { elicit } : {}), ...(task ? { task } : {}), ...(log ? { log } : {}) });
   };
   const dispatch = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server, signal: AbortSignal): Promise<CallToolResult | CreateTaskResult> => {
     if (isRunTool(name) && runTools.some((tool) => tool.name === name)) return callRunTool(await getRuntime(), name, args);
+    const upstreamCall = upstream?.call(name, args, ctx, signal);
+    if (upstreamCall) return upstreamCall;
     if (surface.index && name === TOOL_SEARCH_NAME) return searchResult(surface.index, args);
     if (surface.searchOn && name === CALL_TOOL) {
       const target = typeof args?.name === 'string' ? args.name : '';
@@ -113,14 +127,23 @@ export function createAgentportServer(
     return callExposed(name, args, ctx, server, signal);
   };
 
-  const factory: McpServerFactory = () => {
+  const factory: McpServerFactory = (context) => {
     const server = new TaskAwareServer(
       { name: 'agentport', title: 'agentport', version: VERSION },
-      { capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } }, instructions: surface.instructions },
+      {
+        capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, completions: {}, logging: {}, extensions: { [TASKS_EXTENSION]: {} } },
+        instructions: surface.instructions,
+      },
     );
     server.setRequestHandler('tools/list', () => ({ tools: listed }));
     // A task result is this extension's shape, not a CallToolResult: TaskAwareServer lets it through.
     server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx, server) as Promise<CallToolResult>);
+    server.setRequestHandler('prompts/list', () => ({ prompts: prompts.list() }));
+    server.setRequestHandler('prompts/get', (request) => prompts.get(request.params.name, request.params.arguments));
+    server.setRequestHandler('completion/complete', (request) => complete(prompts, request.params));
+    const logging = new InstanceLogging(context, logLevels);
+    logging.register(server);
+    loggingOf.set(server, logging);
     registerTaskMethods(server, taskInputs, getRuntime);
     // Over stateless HTTP the cancellation arrives at another server instance: it is routed here.
     server.setNotificationHandler('notifications/cancelled', (notification) => {
@@ -138,6 +161,7 @@ export function createAgentportServer(
     shutdown: async (graceMs) => {
       if (ready) await ready.shutdown(graceMs);
       else if (loaded) await (await loaded).shutdown(graceMs);
+      await upstream?.close();
     },
   };
 }

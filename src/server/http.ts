@@ -3,13 +3,18 @@
  * through the stateless legacy path, 2026-07-28 clients natively) and
  * `/healthz`. Loopback by default; Host and Origin are checked against the
  * bound address (403 otherwise) and a bearer token is required whenever the
- * server listens on anything but loopback.
+ * server listens on anything but loopback: the one static token
+ * (`AGENTPORT_TOKEN`), or with `oauth` per-user access tokens (see auth/),
+ * each request then served on behalf of its token's subject.
  */
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, localhostAllowedHostnames, localhostAllowedOrigins } from '@modelcontextprotocol/server';
+import { createMcpHandler, localhostAllowedHostnames, localhostAllowedOrigins, type AuthInfo } from '@modelcontextprotocol/server';
 import type { AgentportServer } from './createServer.js';
+import type { OAuthSettings } from './auth/settings.js';
+import type { OAuthGate } from './auth/oauth.js';
+import { asCaller } from '../runtime/run/owner.js';
 import { errorInfo, errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import { VERSION } from './version.js';
@@ -18,8 +23,10 @@ import { DEFAULT_HOST, DEFAULT_PORT } from './httpDefaults.js';
 export interface HttpOptions {
   host?: string;
   port?: number;
-  /** Required when `host` is not a loopback address. */
+  /** Required when `host` is not a loopback address (unless `oauth` is set). */
   token?: string;
+  /** `--auth oauth`: per-user access tokens from this issuer instead of the static token. */
+  oauth?: OAuthSettings;
   /** Extra hostnames accepted in Host/Origin headers (e.g. a reverse proxy's name). */
   allowedHosts?: string[];
 }
@@ -49,9 +56,12 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
   const host = canonicalHost(options.host ?? DEFAULT_HOST);
   const port = options.port ?? DEFAULT_PORT;
   const loopback = isLoopback(host);
-  if (!loopback && !options.token) {
-    throw new Error(`refusing to listen on ${host} without a bearer token: set AGENTPORT_TOKEN`);
+  if (!loopback && !options.token && !options.oauth) {
+    throw new Error(`refusing to listen on ${host} without a bearer token: set AGENTPORT_TOKEN, or use --auth oauth`);
   }
+  // Loaded only when used; created once the address (the default audience) is known.
+  const oauthModule = options.oauth ? await import('./auth/oauth.js') : undefined;
+  let gate: OAuthGate | undefined;
   const extra = options.allowedHosts ?? [];
   // A wildcard bind has no one name to expect: then only --allowed-host names
   // are checked, and the bearer token is what keeps strangers out.
@@ -72,8 +82,16 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!checkHost(req, res) || !checkOrigin(req, res)) return;
-    const path = (req.url ?? '/').split('?')[0];
+    if (!checkHost(req, res)) return;
+    if (options.oauth && !gate) {
+      // Between listening and knowing the address: nothing is served without its token check.
+      res.writeHead(503, { 'retry-after': '1' }).end();
+      return;
+    }
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    // Public, and read by browser-based clients from their own origin.
+    if (gate?.serveMetadata(path, req, res)) return;
+    if (!checkOrigin(req, res)) return;
     if (path === '/healthz' && req.method === 'GET') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ status: 'ok', name: 'agentport', version: VERSION, tools: agentport.tools.length }));
@@ -84,13 +102,21 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
       return;
     }
-    if (options.token && !bearerMatches(req.headers.authorization, options.token)) {
+    let auth: AuthInfo | undefined;
+    if (gate) {
+      auth = await gate.authenticate(req, res);
+      if (!auth) return;
+    } else if (options.token && !bearerMatches(req.headers.authorization, options.token)) {
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' });
       res.end(JSON.stringify({ error: 'missing or invalid bearer token' }));
       return;
     }
+    // Everything this request starts runs on behalf of the token's subject: the runtime checks ownership against it.
+    const subject = auth && oauthModule ? oauthModule.subjectOf(auth) : undefined;
     if (!variables) {
-      await mcp(req, res);
+      // The SDK hands `req.auth` to the server factory and handlers (ctx.http.authInfo).
+      if (auth) (req as IncomingMessage & { auth?: AuthInfo }).auth = auth;
+      await asCaller(subject, () => mcp(req, res));
       return;
     }
     let ids: [string, string];
@@ -100,7 +126,7 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'malformed escape in the path' }));
       return;
     }
-    await variablesEndpoint(agentport, req, res, ...ids);
+    await asCaller(subject, () => variablesEndpoint(agentport, req, res, ...ids));
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -110,8 +136,15 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const url = `http://${urlHost}:${actualPort}/mcp`;
+  if (oauthModule && options.oauth) {
+    gate = oauthModule.createOAuthGate(options.oauth, url);
+    if (!loopback && !options.oauth.audience) {
+      log.warn(`OAuth: tokens must be issued for ${url} (their audience); behind a proxy or on a public name, set --oauth-audience to the URL clients use`);
+    }
+  }
   return {
-    url: `http://${urlHost}:${actualPort}/mcp`,
+    url,
     server,
     close: () =>
       new Promise<void>((resolve) => {

@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { JSON_SCHEMA_2020_12 } from '../definitions/jsonSchema.js';
-import { errorInfo } from '../errors.js';
+import { errorInfo, hasCode } from '../errors.js';
 import type { RunView } from '../runtime/run/handles.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { errorResult, runResult } from './toolResults.js';
@@ -57,8 +57,19 @@ export async function callRunTool(runtime: Runtime, name: RunToolName, args: Rec
         : name === 'run_status'
           ? await runtime.handles.status(threadId)
           : await runtime.handles.cancel(threadId);
-    return viewResult(view);
+    const result = viewResult(view);
+    if (name !== 'run_status') return result;
+    // The thread's tokens and cost so far, all its runs together.
+    const usage = await runtime.threadUsage(threadId);
+    return { ...result, structuredContent: { ...(result.structuredContent ?? {}), thread_usage: usage } };
   } catch (error) {
+    // A thread with no run in the background: its status is that it waits for its next turn.
+    if (name === 'run_status' && hasCode(error, 'INVALID_ARGUMENTS')) {
+      return {
+        content: [{ type: 'text', text: `No run of thread ${threadId} is going on in the background: it waits for its next turn.` }],
+        structuredContent: { thread_id: threadId, status: 'idle', thread_usage: await runtime.threadUsage(threadId) },
+      };
+    }
     return errorResult(errorInfo(error));
   }
 }

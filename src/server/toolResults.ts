@@ -8,6 +8,8 @@ import type { ErrorInfo } from '../errors.js';
 import type { RunResult } from '../runtime/types.js';
 
 export const THREAD_META_KEY = 'agentport/thread_id';
+/** Tokens and cost of the run (see src/models/usage.ts). */
+export const USAGE_META_KEY = 'agentport/usage';
 
 /** A call that could not run at all: the error's message as text, its code in structuredContent. */
 export function errorResult(error: ErrorInfo): CallToolResult {
@@ -23,14 +25,14 @@ export function runResult(result: RunResult): CallToolResult {
     content: [{ type: 'text', text }],
     structuredContent: {
       thread_id: result.threadId,
-      ...(result.error ? { error: result.error } : { response: result.text }),
+      ...(result.error ? { error: result.error } : { response: result.data ?? result.text }),
       ...(result.reasoning ? { reasoning: result.reasoning } : {}),
       steps: result.steps,
       turns: result.turns,
       ...(result.attachments ? { attachments: result.attachments } : {}),
       tool_calls: result.toolCalls.map((call) => ({ name: call.name, status: call.status })),
     },
-    _meta: { [THREAD_META_KEY]: result.threadId },
+    _meta: { [THREAD_META_KEY]: result.threadId, ...(result.usage ? { [USAGE_META_KEY]: result.usage } : {}) },
     ...(result.error ? { isError: true } : {}),
   };
 }

@@ -25,7 +25,8 @@ export interface ToolSearchSettings {
   threshold: number;
 }
 
-type ToolDefinitionShape = ReturnType<typeof listedTool>;
+// tool_search and call_tool answer with shapes of their own: they declare no output schema.
+type ToolDefinitionShape = Omit<ReturnType<typeof listedTool>, 'outputSchema'> & { outputSchema?: ReturnType<typeof listedTool>['outputSchema'] };
 
 export interface Surface {
   searchOn: boolean;

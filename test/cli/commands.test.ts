@@ -27,7 +27,7 @@ describe('agentport list', () => {
     const { code, stdout } = await agentport(['list', '--json', '--dir', EXAMPLE_AGENTS]);
     expect(code).toBe(0);
     const { tools } = JSON.parse(stdout) as { tools: Array<{ name: string; inputSchema: Record<string, unknown> }> };
-    expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket']);
+    expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'docs_reader', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket']);
     for (const tool of tools) {
       expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
       expect(tool.inputSchema.type).toBe('object');
@@ -43,10 +43,11 @@ describe('agentport list', () => {
 
 describe('agentport doctor', () => {
   it('passes on the examples and warns about a missing API key', async () => {
-    const { code, stdout } = await agentport(['doctor', '--dir', EXAMPLE_AGENTS]);
+    // --no-upstream: the examples' upstream server (agents/mcp.json) is fetched by npx; test/cli/upstream.test.ts covers connecting.
+    const { code, stdout } = await agentport(['doctor', '--no-upstream', '--dir', EXAMPLE_AGENTS]);
     expect(code).toBe(0);
     expect(stdout).toContain('OPENAI_API_KEY is not set');
-    expect(stdout).toMatch(/ok: 10 prompt\(s\), 2 tool\(s\), 1 model\(s\), 0 hook\(s\), 2 agent\(s\)/);
+    expect(stdout).toMatch(/ok: 11 prompt\(s\), 2 tool\(s\), 1 model\(s\), 0 hook\(s\), 2 agent\(s\), 1 upstream server\(s\)/);
   });
 
   it('prints every problem and exits non-zero', async () => {

@@ -89,7 +89,7 @@ describe('HTTP on loopback', () => {
     expect(ok.status).toBe(200);
     const health = await fetch(new URL('/healthz', server.url));
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ status: 'ok', name: 'agentport', tools: 7 });
+    expect(await health.json()).toMatchObject({ status: 'ok', name: 'agentport', tools: 8 });
   });
 });
 
@@ -112,7 +112,7 @@ describe('HTTP on a non-loopback address', () => {
       expect((await post(url, {})).status).toBe(401);
       expect((await post(url, { authorization: 'Bearer wrong' })).status).toBe(401);
       const client = await connectHttp('legacy', url, { authorization: 'Bearer s3cret-token' });
-      expect((await client.listTools()).tools).toHaveLength(10);
+      expect((await client.listTools()).tools).toHaveLength(11);
       await client.close();
     } finally {
       await server.stop();

@@ -56,7 +56,7 @@ describe.each(transports)('over %s', (transportName, connect) => {
 
     it('[MC-4] lists the exposed prompts in a deterministic order with 2020-12 object schemas', async () => {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket', 'run_wait', 'run_status', 'run_cancel']);
+      expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'docs_reader', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket', 'run_wait', 'run_status', 'run_cancel']);
       const ajv = new Ajv2020({ strict: false });
       for (const tool of tools) {
         expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');

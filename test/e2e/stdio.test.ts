@@ -46,9 +46,9 @@ describe('stdio', () => {
     const messages = lines.map((line) => JSON.parse(line) as { jsonrpc: string; id: number; result: any });
     expect(messages.every((m) => m.jsonrpc === '2.0')).toBe(true);
     expect(messages[0]!.result.protocolVersion).toBe('2025-11-25');
-    expect(messages[1]!.result.tools.map((t: { name: string }) => t.name)).toEqual(['copy_desk', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket', 'run_wait', 'run_status', 'run_cancel']);
+    expect(messages[1]!.result.tools.map((t: { name: string }) => t.name)).toEqual(['copy_desk', 'docs_reader', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket', 'run_wait', 'run_status', 'run_cancel']);
     // The log line went to stderr instead.
-    expect(stderr).toContain('serving 7 tool(s)');
+    expect(stderr).toContain('serving 8 tool(s)');
   });
 
   it('refuses to start on load errors and lists them all on stderr, with nothing on stdout', async () => {

@@ -22,8 +22,8 @@ import { loadPromptyFile } from '../../src/prompty/load.js';
 import { renderPrompty } from '../../src/prompty/render.js';
 
 const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'prompty');
-/** Sub-folders holding files that fixtures reference (`${file:}` targets, media). */
-const SUPPORT_DIRS = new Set(['files', 'media']);
+/** Sub-folders holding files that fixtures reference (`${file:}` targets, media) and the e2e agents folder. */
+const SUPPORT_DIRS = new Set(['files', 'media', 'e2e']);
 const SUFFIXES = ['.prompty', '.expected.json', '.args.json', '.env.json'];
 
 interface Expected {

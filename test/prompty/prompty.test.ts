@@ -150,10 +150,11 @@ describe('markers', () => {
     expect(parseAttributes('a="1", a="2"').ok).toBe(false);
   });
 
-  it('[PY-2] recognizes markers on their own line only, case-insensitively', () => {
+  it('[PY-2] [PY-11] recognizes markers on their own line only, case-insensitively, developer included', () => {
     expect(parseMarkerLine('  Assistant :  ')).toEqual({ kind: 'marker', marker: { keyword: 'assistant', attributes: [] } });
     expect(parseMarkerLine('user: hello').kind).toBe('none');
-    expect(parseMarkerLine('developer:').kind).toBe('none');
+    expect(parseMarkerLine('Developer:')).toEqual({ kind: 'marker', marker: { keyword: 'developer', attributes: [] } });
+    expect(parseMarkerLine('# system:').kind).toBe('none');
     expect(parseMarkerLine('![thread]')).toEqual({ kind: 'marker', marker: { keyword: 'thread', attributes: [] } });
     expect(parseMarkerLine('tool[name=]:').kind).toBe('error');
   });

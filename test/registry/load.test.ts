@@ -37,7 +37,7 @@ describe('loading the example agents', () => {
   it('loads every definition with no errors', async () => {
     const { registry, issues } = await loadRegistry({ agentsDir: EXAMPLE_AGENTS });
     expect(errorsOf(issues)).toEqual([]);
-    expect([...registry.prompts.keys()].sort()).toEqual(['copy_editor', 'copywriter', 'editor_in_chief', 'fact_finder_checker', 'fact_finder_researcher', 'faq', 'house_style', 'summarize', 'support', 'triage_ticket']);
+    expect([...registry.prompts.keys()].sort()).toEqual(['copy_editor', 'copywriter', 'docs_reader', 'editor_in_chief', 'fact_finder_checker', 'fact_finder_researcher', 'faq', 'house_style', 'summarize', 'support', 'triage_ticket']);
     expect([...registry.tools.keys()].sort()).toEqual(['current_time', 'lookup_order']);
     expect([...registry.models.keys()]).toEqual(['main']);
   });

@@ -12,9 +12,16 @@ export interface ScriptedToolCall {
   arguments: unknown;
 }
 
+/** Token counts the reply reports (default: 10 in, 5 out). */
+export interface ScriptedUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens?: number;
+}
+
 export type ScriptedReply =
-  | { text: string; toolCalls?: ScriptedToolCall[]; reasoning?: string; delayMs?: number }
-  | { toolCalls: ScriptedToolCall[]; text?: null; delayMs?: number }
+  | { text: string; toolCalls?: ScriptedToolCall[]; reasoning?: string; delayMs?: number; usage?: ScriptedUsage }
+  | { toolCalls: ScriptedToolCall[]; text?: null; delayMs?: number; usage?: ScriptedUsage }
   | { status: number; error: string; delayMs?: number }
   /** A body sent as it is (malformed answers), with status 200 unless given. */
   | { raw: string; status?: number; delayMs?: number };
@@ -157,6 +164,13 @@ function completion(model: string, reply: Exclude<ScriptedReply, { status: numbe
         finish_reason: toolCalls?.length ? 'tool_calls' : 'stop',
       },
     ],
-    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    usage: reply.usage
+      ? {
+          prompt_tokens: reply.usage.prompt_tokens,
+          completion_tokens: reply.usage.completion_tokens,
+          total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens,
+          ...(reply.usage.cached_tokens !== undefined ? { prompt_tokens_details: { cached_tokens: reply.usage.cached_tokens } } : {}),
+        }
+      : { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
   };
 }

@@ -11,14 +11,22 @@ import { loadForCommand, type DirOptions, DIR_HELP, DIR_OPTION } from '../contex
 export function registerDoctorCommand(program: Command): void {
   program
     .command('doctor')
-    .description('check the agents folder: definitions, references, generated schemas and model settings')
+    .description('check the agents folder: definitions, references, generated schemas, model settings and upstream MCP servers')
     .option(DIR_OPTION, DIR_HELP)
-    .action(async (options: DirOptions) => {
+    .option('--no-upstream', 'do not connect to the upstream MCP servers of agents/mcp.json')
+    .action(async (options: DirOptions & { upstream?: boolean }) => {
       const loaded = await loadForCommand(options);
       const { registry } = loaded;
       const problems: LoadIssue[] = [...loaded.issues];
       if (loaded.errors.length === 0) {
         problems.push(...(await checkSchemas(registry)));
+      }
+      // Each upstream server is connected to: its tool count, or why it cannot be reached.
+      if (registry.upstream && options.upstream !== false) {
+        const { checkUpstreamServers } = await import('../../upstream/report.js');
+        const upstream = await checkUpstreamServers(registry);
+        for (const line of upstream.lines) process.stdout.write(`${line}\n`);
+        problems.push(...upstream.issues);
       }
       for (const model of registry.models.values()) {
         const def = model.definition;
@@ -30,7 +38,8 @@ export function registerDoctorCommand(program: Command): void {
       }
       const errors = problems.filter((p) => p.severity === 'error');
       for (const problem of problems) process.stdout.write(`${formatIssue(problem)}\n`);
-      const counts = `${registry.prompts.size} prompt(s), ${registry.tools.size} tool(s), ${registry.models.size} model(s), ${registry.hooks.size} hook(s), ${registry.agents.size} agent(s)`;
+      const upstreamCount = registry.upstream?.servers.size ? `, ${registry.upstream.servers.size} upstream server(s)` : '';
+      const counts = `${registry.prompts.size} prompt(s), ${registry.tools.size} tool(s), ${registry.models.size} model(s), ${registry.hooks.size} hook(s), ${registry.agents.size} agent(s)${upstreamCount}`;
       process.stdout.write(
         errors.length
           ? `\n${errors.length} error(s), ${problems.length - errors.length} warning(s) in ${registry.agentsDir}\n`

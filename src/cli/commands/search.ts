@@ -11,8 +11,8 @@ import { agentsDirOf, fail, DIR_HELP, DIR_OPTION } from '../context.js';
 
 /** What the command needs from the rest of the CLI. */
 export interface SearchCommandDeps {
-  /** The tools the agents folder `dir` exposes, in MCP `tools/list` shape. */
-  loadRegistryTools: (dir: string) => Promise<SearchableTool[]>;
+  /** The tools the agents folder `dir` exposes, in MCP `tools/list` shape (with `upstream`: and its upstream servers' tools). */
+  loadRegistryTools: (dir: string, options?: { upstream?: boolean }) => Promise<SearchableTool[]>;
 }
 
 interface SearchCommandOptions {
@@ -21,6 +21,7 @@ interface SearchCommandOptions {
   tools?: string;
   queries?: string;
   dir?: string;
+  upstream?: boolean;
 }
 
 /** One line of a `--queries` file. */
@@ -45,6 +46,7 @@ export function registerSearchCommand(program: Command, deps: SearchCommandDeps)
     .option('--tools <file>', 'search the tools of a JSON file ({"tools": [...]} or [...]) instead of the agents folder')
     .option('--queries <file>', 'run each query of a JSONL file ({"query", "gold"?}); print results, times and recall@k')
     .option(DIR_OPTION, DIR_HELP)
+    .option('--upstream', 'also search the tools of the upstream MCP servers of agents/mcp.json (connecting to each)')
     .action(async (query: string | undefined, options: SearchCommandOptions) => {
       try {
         await runSearchCommand(query, options, deps);
@@ -70,7 +72,7 @@ async function runSearchCommand(
   // Read the queries before loading tools: a bad file fails fast.
   const lines = options.queries === undefined ? undefined : await readQueryLines(options.queries);
   const tools =
-    options.tools === undefined ? await deps.loadRegistryTools(agentsDirOf(options)) : await readToolsFile(options.tools);
+    options.tools === undefined ? await deps.loadRegistryTools(agentsDirOf(options), { upstream: options.upstream === true }) : await readToolsFile(options.tools);
   // Loaded here, not at the top: other commands never pay for the search engine.
   const { ToolSearchIndex } = await import('../../search/toolIndex.js');
   const index = new ToolSearchIndex(tools);

@@ -23,6 +23,14 @@ interface ServeOptions extends DirOptions {
   store?: string;
   databaseUrl?: string;
   databaseSchema?: string;
+  auth?: string;
+  oauthIssuer?: string;
+  oauthJwksUrl?: string;
+  oauthAudience?: string;
+  oauthScopes?: string;
+  maxRunsPerUser?: string;
+  rateLimit?: string;
+  exposeUpstream?: boolean;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -38,6 +46,13 @@ export function registerServeCommand(program: Command): void {
     .option('--host <host>', 'HTTP bind address', DEFAULT_HOST)
     .option('--port <port>', 'HTTP port', String(DEFAULT_PORT))
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
+    .option('--auth <mode>', 'HTTP authentication: token (AGENTPORT_TOKEN, one user; the default) or oauth (per-user access tokens; env AGENTPORT_AUTH)')
+    .option('--oauth-issuer <url>', 'with --auth oauth: the authorization server issuing the tokens (env AGENTPORT_OAUTH_ISSUER)')
+    .option('--oauth-jwks-url <url>', 'with --auth oauth: the issuer\'s signing keys, when not found through its metadata (env AGENTPORT_OAUTH_JWKS_URL)')
+    .option('--oauth-audience <value>', 'with --auth oauth: the audience tokens must carry, default this server\'s /mcp URL (env AGENTPORT_OAUTH_AUDIENCE)')
+    .option('--oauth-scopes <list>', 'with --auth oauth: scopes every token must have, space- or comma-separated (env AGENTPORT_OAUTH_SCOPES)')
+    .option('--max-runs-per-user <n>', 'runs one user may have going at once, background runs included (default: no limit)')
+    .option('--rate-limit <n>', 'calls one user may make per minute (default: no limit)')
     .option('--max-steps <n>', 'model calls allowed in one run', String(DEFAULT_MAX_STEPS))
     .option('--run-timeout <s>', 'seconds a whole call may run before it stops with RUN_TIMEOUT (default: no limit)')
     .option('--shutdown-grace <s>', 'seconds running work gets to record itself when the server stops', '10')
@@ -45,6 +60,7 @@ export function registerServeCommand(program: Command): void {
     .option('--tool-timeout <s>', 'seconds a tool call may run before it is stopped (a tool or tool config timeoutMs wins)', '300')
     .option('--max-message-mb <n>', 'largest message accepted on stdio, in MiB (larger ones are refused with an error)', '64')
     .option('--tool-search <mode>', 'deferred tool search at the MCP surface: auto (over the threshold), on or off', 'auto')
+    .option('--expose-upstream', 'aggregator mode: also serve the tools of the upstream MCP servers of agents/mcp.json, behind tool_search / call_tool')
     .option(
       '--tool-search-threshold <n>',
       'exposed tools above which auto turns tool search on; also the number of a prompt\'s tools above which a run defers them',
@@ -100,6 +116,39 @@ export function registerServeCommand(program: Command): void {
         fail(`--tool-search-threshold must be a non-negative integer, got "${options.toolSearchThreshold}"`);
         return;
       }
+      const limits: { maxRunsPerUser?: number; callsPerMinute?: number } = {};
+      for (const [flag, value, key] of [['--max-runs-per-user', options.maxRunsPerUser, 'maxRunsPerUser'], ['--rate-limit', options.rateLimit, 'callsPerMinute']] as const) {
+        if (value === undefined) continue;
+        const n = Number(value);
+        if (!Number.isInteger(n) || n < 1) {
+          fail(`${flag} must be a positive integer, got "${value}"`);
+          return;
+        }
+        limits[key] = n;
+      }
+      const authMode = options.auth ?? (process.env.AGENTPORT_AUTH || 'token');
+      if (authMode !== 'token' && authMode !== 'oauth') {
+        fail(`--auth must be token or oauth, got "${authMode}"`);
+        return;
+      }
+      let oauth: import('../../server/auth/settings.js').OAuthSettings | undefined;
+      if (authMode === 'oauth') {
+        if (!options.http) {
+          fail('--auth oauth is for the HTTP transport: add --http (on stdio the host that starts agentport is the one user)');
+          return;
+        }
+        const { oauthSettings } = await import('../../server/auth/settings.js');
+        const settings = oauthSettings(options, process.env);
+        if (typeof settings === 'string') {
+          fail(settings);
+          return;
+        }
+        oauth = settings;
+      }
+      if (options.exposeUpstream && !loaded.registry.upstream?.servers.size) {
+        fail(`--expose-upstream: ${loaded.registry.agentsDir} declares no upstream MCP servers (agents/mcp.json)`);
+        return;
+      }
       const [{ createAgentportServer }, { log }] = await Promise.all([
         import('../../server/createServer.js'),
         import('../../log.js'),
@@ -137,15 +186,19 @@ export function registerServeCommand(program: Command): void {
           loaded.registry,
           async () => {
             const [{ createRuntime }, store] = await Promise.all([import('../../runtime/runtime.js'), opened ?? openStore(storeChoice)]);
-            return createRuntime({ registry: loaded.registry, store, maxSteps, toolSearchThreshold: threshold, toolTimeoutMs: toolTimeout * 1000, ...(runTimeout ? { runTimeoutMs: runTimeout * 1000 } : {}) });
+            const runtime = createRuntime({ registry: loaded.registry, store, maxSteps, toolSearchThreshold: threshold, toolTimeoutMs: toolTimeout * 1000, ...(runTimeout ? { runTimeoutMs: runTimeout * 1000 } : {}) });
+            if (!limits.maxRunsPerUser && !limits.callsPerMinute) return runtime;
+            const { withUserLimits } = await import('../../server/auth/limits.js');
+            return withUserLimits(runtime, limits);
           },
-          { toolSearch: { mode, threshold }, callBudgetMs: callBudget * 1000 },
+          { toolSearch: { mode, threshold }, callBudgetMs: callBudget * 1000, ...(options.exposeUpstream ? { exposeUpstream: true } : {}) },
         );
       } catch (error) {
         fail(error instanceof Error ? error.message : String(error));
         return;
       }
       if (server.surface.searchOn) log.info(`tool search on: ${server.surface.deferred.length} of ${server.tools.length} tool(s) deferred`);
+      if (options.exposeUpstream) log.info(`exposing the tools of upstream server(s) ${[...loaded.registry.upstream!.servers.keys()].join(', ')} behind tool_search (connected on first use)`);
       // Threads a crashed process left running are marked interrupted, off the start-up path.
       setTimeout(() => {
         void server
@@ -194,15 +247,17 @@ export function registerServeCommand(program: Command): void {
         return;
       }
       const { startHttp } = await import('../../server/http.js');
-      const token = process.env.AGENTPORT_TOKEN || undefined;
+      const token = oauth ? undefined : process.env.AGENTPORT_TOKEN || undefined;
+      if (oauth && process.env.AGENTPORT_TOKEN) log.warn('AGENTPORT_TOKEN is not used with --auth oauth: every request needs an access token from the issuer');
       try {
         const running = await startHttp(server, {
           host: options.host ?? DEFAULT_HOST,
           port,
           ...(token ? { token } : {}),
+          ...(oauth ? { oauth } : {}),
           ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
         });
-        log.info(`serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}`);
+        log.info(`serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}${oauth ? ` (OAuth: tokens from ${oauth.issuer})` : ''}`);
         process.once('SIGINT', () => stop('SIGINT', running.close));
         process.once('SIGTERM', () => stop('SIGTERM', running.close));
       } catch (error) {

@@ -5,22 +5,29 @@
  */
 import type { ModelResponse, ThreadState } from '../../definitions/types.js';
 import { callModel } from '../../models/callModel.js';
+import { callUsage, type Usage } from '../../models/usage.js';
 import { buildModelRequest } from '../../models/request.js';
 import { withHeartbeat } from '../heartbeat.js';
 import { offeredNow } from '../subagents/registry.js';
 import type { Run, Side } from '../run/types.js';
 import { assembleContext } from './context.js';
+import { joinUpstreamTools } from '../tools/upstreamTools.js';
+
+/** A model's answer with the call's usage and cost (see models/usage.ts). */
+export type StepResponse = Omit<ModelResponse, 'usage'> & { usage: Usage };
 
 export async function modelStep(
   run: Run,
   side: Side,
   state: ThreadState,
   options: { step: number; requireTool: boolean; insistOnTool: boolean },
-): Promise<ModelResponse> {
+): Promise<StepResponse> {
   const { services } = run;
   const prompt = side.prompt.definition;
+  // Tools of upstream MCP servers join (connecting on first use) before the model is offered tools.
+  await joinUpstreamTools(run, side);
   const messages = await assembleContext(run, side, state, options.insistOnTool);
-  const { response } = await withHeartbeat(
+  const { response, model } = await withHeartbeat(
     callModel(
       services.models,
       prompt.model,
@@ -34,5 +41,5 @@ export async function modelStep(
     services.heartbeatMs,
     (seconds) => run.progress(`${side.label}: step ${options.step}, still waiting for the model (${seconds} s)`),
   );
-  return response;
+  return { ...response, usage: callUsage(response, model) };
 }

@@ -5,6 +5,7 @@
  * order (toolCalls.ts), stop conditions (stop.ts).
  */
 import { AgentportError, throwIfAborted } from '../../errors.js';
+import { addUsage } from '../../models/usage.js';
 import type { StoredToolCall } from '../../store/types.js';
 import type { Run, Side } from '../run/types.js';
 import { threadState } from '../state/threadState.js';
@@ -43,6 +44,7 @@ export async function runTurn(run: Run, side: Side): Promise<TurnEnd> {
 
     const requireTool = def.toolChoice === 'required' && !calledTool && side.toolset.length > 0;
     const response = await modelStep(run, side, state, { step: steps, requireTool, insistOnTool: requireTool && requiredRetries > 0 });
+    run.tally.usage = addUsage(run.tally.usage, response.usage);
     if (requireTool && response.toolCalls.length === 0) {
       if (requiredRetries < REQUIRED_TOOL_RETRIES) {
         requiredRetries += 1;
@@ -58,6 +60,8 @@ export async function runTurn(run: Run, side: Side): Promise<TurnEnd> {
       content: response.text,
       ...(toolCalls.length ? { toolCalls } : {}),
       ...(response.reasoning && def.reasoning?.include ? { reasoning: response.reasoning } : {}),
+      // Kept with the step's message: a thread's usage is the sum over its messages, at no extra write.
+      meta: { usage: response.usage },
     });
     if (response.text) lastText = run.redactor.text(response.text);
 

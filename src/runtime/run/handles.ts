@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { AgentportError, errorInfo, type ErrorInfo } from '../../errors.js';
 import type { RunResult } from '../types.js';
+import { ownerOf, reachable, visibleThread } from './owner.js';
 import type { Services } from './types.js';
 
 /** Where a run stands, as run_wait / run_status / run_cancel report it. */
@@ -35,6 +36,8 @@ export interface RunView {
 interface Handle {
   threadId: string;
   id: string | undefined;
+  /** The thread's owner (run/owner.ts): other subjects are told the run does not exist. */
+  owner: string | undefined;
   startedAt: string;
   updatedAt: string;
   progress: string | undefined;
@@ -69,7 +72,8 @@ export class RunHandles {
   async detach(threadId: string, done: Promise<RunResult>, cancel: () => void, options: { withId?: boolean } = {}): Promise<{ id: string | undefined; progress: (message: string) => void }> {
     const at = new Date().toISOString();
     const id = options.withId ? `${threadId}.${randomBytes(6).toString('hex')}` : undefined;
-    const handle: Handle = { threadId, id, startedAt: at, updatedAt: at, progress: undefined, done, settled: undefined, cancel };
+    const thread = this.services.activeRuns.get(threadId)?.thread ?? (await this.services.store.getThread(threadId).catch(() => undefined));
+    const handle: Handle = { threadId, id, owner: ownerOf(thread), startedAt: at, updatedAt: at, progress: undefined, done, settled: undefined, cancel };
     this.handles.set(threadId, handle);
     if (id) {
       this.byId.set(id, handle);
@@ -98,10 +102,10 @@ export class RunHandles {
   /** Where the run with this id stands: live in this process, else its stored record. */
   async get(id: string): Promise<RunView | undefined> {
     const handle = this.byId.get(id);
-    if (handle) return this.view(handle);
+    if (handle) return this.visible(handle) ? this.view(handle) : undefined;
     const threadId = threadOfId(id);
     if (!threadId) return undefined;
-    const thread = await this.services.store.getThread(threadId).catch(() => undefined);
+    const thread = await visibleThread(this.services.store, threadId);
     const record = (thread?.meta?.[RUNS_META] as Record<string, RunRecord> | undefined)?.[id];
     if (!thread || !record) return undefined;
     if (record.status === 'running') {
@@ -116,7 +120,7 @@ export class RunHandles {
   /** Stops the run with this id (without waiting for it to settle); false when it is not running here. */
   cancelById(id: string): boolean {
     const handle = this.byId.get(id);
-    if (!handle || handle.settled) return false;
+    if (!handle || handle.settled || !this.visible(handle)) return false;
     handle.cancel();
     return true;
   }
@@ -124,7 +128,7 @@ export class RunHandles {
   /** Waits up to `timeoutMs` (at most 50 s) for the run's end. */
   async wait(threadId: string, timeoutMs: number): Promise<RunView> {
     const handle = this.handles.get(threadId);
-    if (!handle) return this.fromStore(threadId);
+    if (!handle || !this.visible(handle)) return this.fromStore(threadId);
     if (!handle.settled) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([handle.done.catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(timeoutMs, MAX_WAIT_MS)))))]);
@@ -137,17 +141,22 @@ export class RunHandles {
 
   async status(threadId: string): Promise<RunView> {
     const handle = this.handles.get(threadId);
-    return handle ? this.view(handle) : this.fromStore(threadId);
+    return handle && this.visible(handle) ? this.view(handle) : this.fromStore(threadId);
   }
 
   async cancel(threadId: string): Promise<RunView> {
     const handle = this.handles.get(threadId);
-    if (!handle) return this.fromStore(threadId);
+    if (!handle || !this.visible(handle)) return this.fromStore(threadId);
     if (!handle.settled) {
       handle.cancel();
       return this.wait(threadId, 5_000);
     }
     return this.view(handle);
+  }
+
+  /** Whether the caller may reach this run (its thread's owner, or any caller without OAuth). */
+  private visible(handle: Handle): boolean {
+    return reachable(handle.owner);
   }
 
   private view(handle: Handle): RunView {
@@ -191,7 +200,8 @@ export class RunHandles {
 
   /** A run this process does not hold: its stored outcome, or interrupted when it was left running. */
   private async fromStore(threadId: string): Promise<RunView> {
-    const thread = await this.services.store.getThread(threadId).catch(() => undefined);
+    // Another subject's thread is not there for this caller (checked before anything is read or marked).
+    const thread = await visibleThread(this.services.store, threadId);
     if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread_id "${threadId}" does not exist`);
     if (thread.status === 'running' && !this.services.activeRuns.has(threadId)) {
       // Running in another process (it holds the thread's lock), or left by one that is gone.

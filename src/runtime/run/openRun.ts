@@ -22,6 +22,8 @@ import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefault
 import { attachToTurn, openTurn } from './openTurn.js';
 import { INTERRUPTED_FROM_META, recordThrown } from './threadStatus.js';
 import { loadHistory, needsHistoryAtOpen } from './history.js';
+import { NO_USAGE } from '../../models/usage.js';
+import { ownerMeta, ownerOf } from './owner.js';
 import type { Elicit, Run, Services, Side } from './types.js';
 
 export interface RunSpec {
@@ -117,7 +119,8 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     (await services.store.createThread({
       prompt: spec.target,
       ...(parent ? { parentId: parent.thread.id } : {}),
-      meta: { ...spec.threadMeta, arguments: redactor.deep(spec.args) },
+      // A sub-prompt's or subagent's thread belongs to whoever owns its parent (run/owner.ts).
+      meta: { ...ownerMeta(ownerOf(parent?.thread)), ...spec.threadMeta, arguments: redactor.deep(spec.args) },
     }));
   const run: Run = {
     services,
@@ -140,7 +143,7 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     execution: new Execution(signal),
     queue: [],
     context: {},
-    tally: { toolCalls: [], steps: 0 },
+    tally: { toolCalls: [], steps: 0, usage: NO_USAGE },
     finished: false,
     abort: (reason) => controller.abort(reason),
     firstSide: spec.firstSide === 'b' && sides.b ? 'b' : 'a',

@@ -16,6 +16,8 @@ import type { OfferedTool } from '../tools/toolset.js';
 import type { ToolCallRecord } from '../types.js';
 import type { Redactor } from '../variables/secrets.js';
 import type { VariableScope } from '../variables/variables.js';
+import type { Usage } from '../../models/usage.js';
+import type { UpstreamHub } from '../../upstream/hub.js';
 
 /** Shared by every run of one runtime. */
 export interface Services {
@@ -34,6 +36,8 @@ export interface Services {
   log: (line: string) => void;
   /** The tools of a prompt, built once per prompt. */
   toolsetFor(prompt: LoadedPrompt): OfferedTool[];
+  /** The upstream MCP servers of agents/mcp.json (one client each for the process), when there are any. */
+  upstream: UpstreamHub | undefined;
   /** Runs in progress in this process, by thread id. */
   activeRuns: Map<string, Run>;
   /** Starts a turn on an idle thread with a queued message (ThreadState.queueMessage). */
@@ -134,7 +138,7 @@ export interface Run {
   /** Per-execution values (ThreadState.context), not stored. */
   context: Record<string, unknown>;
   /** What the session did so far, for results and error reports. */
-  tally: { toolCalls: ToolCallRecord[]; steps: number };
+  tally: { toolCalls: ToolCallRecord[]; steps: number; usage: Usage };
   /** Set once the session ended: later queueMessage calls start a new turn. */
   finished: boolean;
   /** Settles when the run has ended and recorded its outcome (set while it runs). */

@@ -6,6 +6,7 @@
  * Sessions of one instance never overlap: a message to a busy instance waits
  * until its current session has ended.
  */
+import { addUsage } from '../../models/usage.js';
 import type { ToolResult } from '../../definitions/types.js';
 import { AgentportError, errorMessage, isStop } from '../../errors.js';
 import type { AttachmentRef, NewMessage } from '../../store/types.js';
@@ -185,7 +186,13 @@ function runSession(parent: Run, record: ChildRecord, blocking: boolean, open: (
     opened = await open();
     return { child: opened, result: await services.engine.runToCompletion(opened) };
   });
-  if (blocking) return session.then(({ child, result }) => resultOf(parent, child, result));
+  if (blocking) {
+    return session.then(({ child, result }) => {
+      // A blocking subagent works for its parent's run: what its model calls cost counts there.
+      parent.tally.usage = addUsage(parent.tally.usage, child.tally.usage);
+      return resultOf(parent, child, result);
+    });
+  }
   void session.then(
     async ({ child, result }) => {
       if (record.parentCommunication === 'implicit') {

@@ -26,6 +26,8 @@ export class DeferredTools {
     private readonly toolset: readonly OfferedTool[],
     threshold: number,
     previouslyLoaded: readonly string[] = [],
+    /** Said after the deferred names (upstream servers that could not be reached). */
+    private readonly note = '',
   ) {
     const overThreshold = toolset.length > threshold;
     this.deferred = new Set(
@@ -49,7 +51,7 @@ export class DeferredTools {
     const waiting = [...this.deferred].filter((name) => !this.loaded.has(name));
     return {
       name: TOOL_SEARCH_NAME,
-      description: toolSearchDescription(waiting, 'they can be called from your next step'),
+      description: toolSearchDescription(waiting, 'they can be called from your next step') + this.note,
       parameters: toolSearchInputSchema(),
     };
   }

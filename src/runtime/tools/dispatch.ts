@@ -15,9 +15,15 @@ import { runLifecycleTool, runSubagentTool } from '../subagents/lifecycle.js';
 import { threadState } from '../state/threadState.js';
 import { withLoadedTools } from './deferredTools.js';
 import type { OfferedControlTool } from './toolset.js';
+import { joinUpstreamTools, runUpstreamTool } from './upstreamTools.js';
 
 export async function runTool(run: Run, side: Side, name: string, argumentText: string, state: ThreadState): Promise<ExecutedTool> {
-  const tool = side.toolset.find((t) => t.name === name);
+  let tool = side.toolset.find((t) => t.name === name);
+  if (!tool && run.services.upstream && name.includes('__')) {
+    // An upstream tool called before the side's first model step (ThreadState.invokeTool): its list joins now.
+    await joinUpstreamTools(run, side);
+    tool = side.toolset.find((t) => t.name === name);
+  }
   const none: AttachmentRef[] = [];
   if (!tool && side.deferred.active && name === TOOL_SEARCH_NAME) {
     const searched = await side.deferred.search(argumentText);
@@ -52,6 +58,8 @@ export async function runTool(run: Run, side: Side, name: string, argumentText: 
       return { result: await runSubprompt(run, tool, argumentText), args: argumentsOrEmpty(argumentText), attachments: none };
     case 'control':
       return { ...runControlTool(tool, argumentText), attachments: none };
+    case 'upstream':
+      return runUpstreamTool(run, side, tool, argumentText);
     case 'subagent':
     case 'lifecycle': {
       let result: ToolResult;

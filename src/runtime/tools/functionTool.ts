@@ -164,7 +164,7 @@ function describe(value: unknown): string {
  * refs must exist. Each malformed item is reported (and skipped) on its own,
  * so one bad entry never costs the run or the other files.
  */
-async function storeAttachments(store: Store, threadId: string, items: readonly unknown[]): Promise<{ refs: AttachmentRef[]; errors: string[] }> {
+export async function storeAttachments(store: Store, threadId: string, items: readonly unknown[]): Promise<{ refs: AttachmentRef[]; errors: string[] }> {
   const refs: AttachmentRef[] = [];
   const errors: string[] = [];
   for (const [index, item] of items.entries()) {

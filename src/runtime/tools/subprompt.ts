@@ -4,6 +4,7 @@
  * thread (opened like any run), and its outcome comes back as one string
  * (see docs/subprompt-results.md).
  */
+import { addUsage } from '../../models/usage.js';
 import type { ToolResult } from '../../definitions/types.js';
 import { errorMessage, isStop } from '../../errors.js';
 import { openRun } from '../run/openRun.js';
@@ -37,7 +38,10 @@ export async function runSubprompt(parent: Run, tool: OfferedSubprompt, argument
     if (isStop(error)) throw error;
     return { status: 'error', error: errorMessage(error) };
   }
-  const outcome = await services.engine.runToCompletion(child);
+  const outcome = await services.engine.runToCompletion(child).finally(() => {
+    // What the sub-prompt's model calls cost is part of its caller's run.
+    parent.tally.usage = addUsage(parent.tally.usage, child.tally.usage);
+  });
   const text = formatSubpromptResult(
     { prompt: tool.prompt.name, text: outcome.error ? null : outcome.text, toolCalls: child.tally.toolCalls, errors: outcome.error ? [outcome.error.message] : [] },
     tool.config,

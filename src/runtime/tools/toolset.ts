@@ -9,6 +9,7 @@ import type { AgentDefinition, PromptDefinition, SubagentToolConfig, SubpromptCo
 import { AgentportError } from '../../errors.js';
 import type { AnyToolDefinition, Entry, LoadedPrompt, Registry } from '../../registry/types.js';
 import type { ControlBinding, Services } from '../run/types.js';
+import type { UpstreamTool } from '../../upstream/hub.js';
 
 interface OfferedBase {
   name: string;
@@ -71,7 +72,15 @@ export interface OfferedLifecycleTool extends OfferedBase {
   subagents: SubagentSpec[];
 }
 
-export type OfferedTool = OfferedFunctionTool | OfferedSubprompt | OfferedControlTool | OfferedSubagent | OfferedLifecycleTool;
+/** A tool of an upstream MCP server (agents/mcp.json), offered as `<server>__<tool>` (see upstreamTools.ts). */
+export interface OfferedUpstreamTool extends OfferedBase {
+  kind: 'upstream';
+  upstream: UpstreamTool;
+  /** From the prompt's `mcp:` config; undefined: the server's timeoutMs. */
+  timeoutMs: number | undefined;
+}
+
+export type OfferedTool = OfferedFunctionTool | OfferedSubprompt | OfferedControlTool | OfferedSubagent | OfferedLifecycleTool | OfferedUpstreamTool;
 
 export const SUBAGENT_CREATE = 'subagent_create';
 export const SUBAGENT_MESSAGE = 'subagent_message';

@@ -1,0 +1,63 @@
+// One call of a one-step prompt through the real CLI over stdio, as a host
+// makes it, against a bare SDK v2 server making the same `openai` call
+// (bench/bare-model-server.mjs). Calls alternate between the servers, so
+// noise on a shared machine falls on all alike. File and memory stores.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { ROOT, fakeModelServer, fmt, median } from './support.mjs';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 300);
+const WARMUP = 50;
+
+export async function run() {
+  const model = await fakeModelServer();
+  const env = { ...process.env, OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'bench' };
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
+  const servers = {
+    bare: [path.join(ROOT, 'bench', 'bare-model-server.mjs')],
+    file: [path.join(ROOT, 'dist', 'cli', 'main.js'), 'serve', '--dir', path.join(ROOT, 'bench', 'fixtures', 'loop'), '--store', 'file', '--data-dir', dataDir],
+    memory: [path.join(ROOT, 'dist', 'cli', 'main.js'), 'serve', '--dir', path.join(ROOT, 'bench', 'fixtures', 'loop'), '--store', 'memory'],
+  };
+  const clients = {};
+  for (const [name, args] of Object.entries(servers)) {
+    const client = new Client({ name: 'bench', version: '1' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' }));
+    clients[name] = client;
+  }
+  const samples = { bare: [], file: [], memory: [] };
+  const order = Object.keys(clients);
+  for (let round = 0; round < WARMUP + RUNS; round++) {
+    // The order rotates every round.
+    for (let i = 0; i < order.length; i++) {
+      const name = order[(round + i) % order.length];
+      model.reply({ text: 'ok' });
+      const start = performance.now();
+      const result = await clients[name].callTool({ name: 'plain', arguments: { message: 'hi' } });
+      const ms = performance.now() - start;
+      if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
+      if (round >= WARMUP) samples[name].push(ms);
+    }
+  }
+  await Promise.all(Object.values(clients).map((client) => client.close()));
+  await model.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  const bare = median(samples.bare);
+  const row = (label, name, target) => `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${target} |`;
+  return [
+    '## One call over stdio, against a bare SDK server',
+    '',
+    `${RUNS} calls to each server after ${WARMUP} warm-up rounds, alternating; each call is one tools/call of a one-step`,
+    'prompt through the real MCP client and the built CLI, answered by the scripted model server.',
+    '',
+    '| server | median ms | ratio to bare | target |',
+    '|---|---|---|---|',
+    row('bare SDK v2 server, same `openai` call', 'bare', ''),
+    row('agentport, file store', 'file', '<= 1.2'),
+    row('agentport, memory store', 'memory', '<= 1.1'),
+  ].join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await run());

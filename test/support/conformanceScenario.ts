@@ -1,0 +1,38 @@
+/**
+ * Runs one server scenario of the official MCP conformance suite
+ * (@modelcontextprotocol/conformance) against a running server, on Node 20
+ * through the module-hook shim in test/support/conformance, and returns its
+ * checks.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from './paths.js';
+
+const SUITE = path.join(REPO_ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+const NODE20_SHIM = path.join(REPO_ROOT, 'test/support/conformance/register.mjs');
+
+export interface ConformanceCheck {
+  id: string;
+  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'SKIPPED' | 'INFO';
+  errorMessage?: string;
+}
+
+export function runConformanceScenario(url: string, scenario: string): Promise<{ checks: ConformanceCheck[]; output: string }> {
+  const out = mkdtempSync(path.join(tmpdir(), 'agentport-conformance-'));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', NODE20_SHIM, SUITE, 'server', '--url', url, '--scenario', scenario, '-o', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', () => {
+      const files = readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('checks.json'));
+      if (files.length === 0) return reject(new Error(`the suite wrote no checks for ${scenario}:\n${output}`));
+      resolve({ checks: files.flatMap((file) => JSON.parse(readFileSync(path.join(out, file), 'utf8')) as ConformanceCheck[]), output });
+    });
+  });
+}
