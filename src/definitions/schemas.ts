@@ -114,6 +114,16 @@ const exposure = {
   alwaysLoad: z.boolean().optional(),
   defer: z.boolean().optional(),
   taskSupport: z.enum(['forbidden', 'optional', 'required']).optional(),
+  icon: nonEmpty('icon').optional(),
+  annotations: z
+    .strictObject({
+      title: z.string().optional(),
+      readOnlyHint: z.boolean().optional(),
+      destructiveHint: z.boolean().optional(),
+      idempotentHint: z.boolean().optional(),
+      openWorldHint: z.boolean().optional(),
+    })
+    .optional(),
 };
 
 export const promptDefinitionSchema = z.strictObject({
@@ -266,8 +276,6 @@ export const agentDefinitionSchema = z.strictObject({
   tenvs: stringRecord.optional(),
   variables: z.array(variable).optional(),
   tags: z.array(z.string()).optional(),
-  /** Accepted, with a warning: agentport does not show icons yet. */
-  icon: z.string().optional(),
   packageName: z.string().optional(),
   version: z.string().optional(),
   author: z.string().optional(),

@@ -126,6 +126,19 @@ export interface ExposureOptions {
    * a task and refuses clients without the extension; `forbidden` never does.
    */
   taskSupport?: TaskSupport;
+  /**
+   * The tool's icon for MCP hosts: an `https:` or `data:` URL, or an image
+   * file (absolute, or relative to the agents folder) sent as a data URL.
+   */
+  icon?: string;
+  /** MCP tool annotations; unset hints keep agentport's (not read-only, open-world). */
+  annotations?: {
+    title?: string;
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
 }
 
 export type TaskSupport = 'forbidden' | 'optional' | 'required';

@@ -54,7 +54,7 @@ export function validateDefinition(
     }
   }
   if (!issues.some((i) => i.severity === 'error') && kind === 'agent') {
-    for (const found of checkAgent(value as AgentDefinition & { icon?: string })) {
+    for (const found of checkAgent(value as AgentDefinition)) {
       issues.push({ severity: found.severity, ...where, field: found.field, message: found.message });
     }
   }
@@ -70,7 +70,7 @@ interface FieldProblem {
 }
 
 /** Rules of an agent that its schema cannot express (spec: agents, SideConfig). */
-function checkAgent(agent: AgentDefinition & { icon?: string }): FieldProblem[] {
+function checkAgent(agent: AgentDefinition): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const error = (field: string, message: string) => problems.push({ severity: 'error', field, message });
   const warn = (field: string, message: string) => problems.push({ severity: 'warning', field, message });
@@ -90,7 +90,6 @@ function checkAgent(agent: AgentDefinition & { icon?: string }): FieldProblem[] 
   for (const [key, side] of [['sideA', agent.sideA], ['sideB', agent.sideB]] as const) {
     if (side) checkSide(key, side, error);
   }
-  if (agent.icon !== undefined) warn('icon', 'icon is not shown yet: agentport accepts it but does not publish it to MCP hosts');
   return problems;
 }
 

@@ -6,7 +6,9 @@
 import { JSON_SCHEMA_2020_12, messageInputSchema, toJsonSchema, type JsonSchema } from '../definitions/jsonSchema.js';
 import { RESERVED_ARGUMENT } from '../registry/references.js';
 import type { Registry } from '../registry/types.js';
-import type { TaskSupport, ToolArgs } from '../definitions/types.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ExposureOptions, TaskSupport, ToolArgs } from '../definitions/types.js';
 
 export interface ExposedTool {
   name: string;
@@ -24,6 +26,7 @@ export interface ExposedTool {
   kind: 'prompt' | 'agent';
   /** Listed even when deferred tool search is on. */
   alwaysLoad: boolean;
+  icons?: Array<{ src: string; mimeType?: string }>;
   /** Whether a call may answer with an MCP task (see TaskSupport). */
   taskSupport: TaskSupport;
   /** What `structuredContent` of the tool's results holds (toolResults.ts). */
@@ -35,14 +38,18 @@ export function buildToolCatalog(registry: Registry): ExposedTool[] {
   for (const prompt of registry.prompts.values()) {
     const def = prompt.definition;
     if (!def.exposeAsTool) continue;
-    tools.push(exposed(prompt.name, def.title, def.toolDescription, def.requiredSchema ? toJsonSchema(def.requiredSchema) : messageInputSchema(), 'prompt', def.alwaysLoad === true, def.taskSupport, def.responseSchema));
+    const schema = def.requiredSchema ? toJsonSchema(def.requiredSchema) : messageInputSchema();
+    tools.push(exposed({ name: prompt.name, kind: 'prompt', exposure: def, description: def.toolDescription, schema, responseSchema: def.responseSchema }, registry.agentsDir));
   }
   for (const agent of registry.agents.values()) {
     const def = agent.definition;
     if (!def.exposeAsTool) continue;
     const side = registry.prompts.get(def.sideA.prompt)?.definition;
     const schema = side?.requiredSchema ? toJsonSchema(side.requiredSchema) : messageInputSchema();
-    tools.push(exposed(agent.name, def.title, def.toolDescription ?? side?.toolDescription ?? '', schema, 'agent', def.alwaysLoad === true, def.taskSupport ?? side?.taskSupport, side?.responseSchema));
+    // Task support, icon and annotations the agent leaves unset come from its side A prompt.
+    const inherited = { taskSupport: side?.taskSupport, icon: side?.icon, annotations: side?.annotations };
+    const exposure = { ...stripUndefined(inherited), ...stripUndefined(def) };
+    tools.push(exposed({ name: agent.name, kind: 'agent', exposure, description: def.toolDescription ?? side?.toolDescription ?? '', schema, responseSchema: side?.responseSchema }, registry.agentsDir));
   }
   // Deterministic order whatever the file system returned.
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -53,30 +60,53 @@ const THREAD_ID_PROPERTY = {
   description: 'Continue an earlier conversation: the thread_id returned by a previous call of this tool.',
 };
 
-function exposed(
-  name: string,
-  title: string | undefined,
-  description: string,
-  schema: JsonSchema,
-  kind: ExposedTool['kind'],
-  alwaysLoad: boolean,
-  taskSupport: TaskSupport = 'optional',
-  responseSchema?: ToolArgs,
-): ExposedTool {
+interface ExposedSource {
+  name: string;
+  kind: ExposedTool['kind'];
+  exposure: ExposureOptions;
+  description: string;
+  schema: JsonSchema;
+  responseSchema: ToolArgs | undefined;
+}
+
+function exposed({ name, kind, exposure, description, schema, responseSchema }: ExposedSource, agentsDir: string): ExposedTool {
   const properties = { ...(schema.properties as Record<string, unknown> | undefined), [RESERVED_ARGUMENT]: THREAD_ID_PROPERTY };
-  const displayTitle = title ?? humanize(name);
+  const displayTitle = exposure.title ?? humanize(name);
+  const icon = exposure.icon ? iconOf(exposure.icon, agentsDir) : undefined;
   return {
     name,
     title: displayTitle,
     description,
     inputSchema: { $schema: JSON_SCHEMA_2020_12, ...schema, type: 'object', properties },
-    // An agent run calls a model and possibly tools: not read-only, open-world.
-    annotations: { title: displayTitle, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    // An agent run calls a model and possibly tools: not read-only, open-world, unless the definition says otherwise.
+    annotations: { title: displayTitle, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true, ...stripUndefined(exposure.annotations ?? {}) },
+    ...(icon ? { icons: [icon] } : {}),
     kind,
-    alwaysLoad,
-    taskSupport,
+    alwaysLoad: exposure.alwaysLoad === true,
+    taskSupport: exposure.taskSupport ?? 'optional',
     outputSchema: resultSchema(responseSchema),
   };
+}
+
+const ICON_TYPES: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.svg': 'image/svg+xml', '.webp': 'image/webp', '.gif': 'image/gif' };
+
+/** An icon as MCP hosts take it: URLs as they are, an image file as a data URL (read once, at start). */
+function iconOf(icon: string, agentsDir: string): { src: string; mimeType?: string } {
+  if (/^(https?|data):/i.test(icon)) return { src: icon };
+  const file = path.resolve(agentsDir, icon);
+  const mimeType = ICON_TYPES[path.extname(file).toLowerCase()];
+  if (!mimeType) throw new Error(`icon ${icon}: use a .png, .jpg, .svg, .webp or .gif file, or an https: or data: URL`);
+  let data: Buffer;
+  try {
+    data = readFileSync(file);
+  } catch (error) {
+    throw new Error(`icon ${icon}: cannot read ${file} (${error instanceof Error ? error.message : String(error)})`);
+  }
+  return { src: `data:${mimeType};base64,${data.toString('base64')}`, mimeType };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /**

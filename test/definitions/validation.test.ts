@@ -196,12 +196,13 @@ describe('fields accepted but not acted on warn', () => {
     });
   });
 
-  it('[AG-6] warns about agent fields that have no effect: maxSessionTurns and sideB of ai_human, icon; and a dual_ai agent without maxSessionTurns', async () => {
+  it('[AG-6] warns about agent fields that have no effect: maxSessionTurns and sideB of ai_human; and a dual_ai agent without maxSessionTurns', async () => {
     const { issues } = await loadRegistry({ agentsDir: WARNINGS_FOLDER });
     expect(one(issues, 'legacy', 'maxSessionTurns')).toMatchObject({ severity: 'warning' });
     expect(one(issues, 'legacy', 'maxSessionTurns').message).toContain('only dual_ai sessions have several turns');
     expect(one(issues, 'legacy', 'sideB').message).toBe('side B of an ai_human agent is the human: its prompt is not run');
-    expect(one(issues, 'legacy', 'icon').message).toContain('not shown yet');
+    // An icon is published with the tool now (tools/list icons): no warning.
+    expect(at(issues, 'legacy', 'icon')).toEqual([]);
     expect(one(issues, 'pair', 'maxSessionTurns').message).toContain('sessions will stop after the runtime default of 20 turns');
   });
 

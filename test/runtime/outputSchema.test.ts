@@ -57,4 +57,14 @@ describe('[MC-11] output schemas', () => {
     const notJson = await h.call('measure', { message: 'how long?' });
     expect((notJson.structuredContent as { error: { message: string } }).error.message).toContain('the answer is not JSON');
   });
+
+  it('lists the icons and annotations the definitions give', async () => {
+    const { tools } = await h.client.listTools();
+    const measure = tools.find((tool) => tool.name === 'measure')!;
+    expect(measure.icons).toEqual([{ src: expect.stringMatching(/^data:image\/svg\+xml;base64,/), mimeType: 'image/svg+xml' }]);
+    expect(measure.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false, destructiveHint: false });
+    const adder = tools.find((tool) => tool.name === 'adder')!;
+    expect(adder.icons).toEqual([{ src: 'https://example.com/adder.png' }]);
+    expect(adder.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });
+  });
 });
