@@ -1,4 +1,4 @@
-import { defineAgent } from 'agentport';
+import { defineAgent } from 'agentport-mcp';
 
 /**
  * A dual_ai agent: the copywriter (side A) and the editor (side B) take turns.

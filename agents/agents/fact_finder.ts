@@ -1,4 +1,4 @@
-import { defineAgent } from 'agentport';
+import { defineAgent } from 'agentport-mcp';
 
 /** A dual_ai agent used as a resumable subagent by `editor_in_chief` (and callable on its own). */
 export default defineAgent({

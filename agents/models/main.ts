@@ -1,4 +1,4 @@
-import { defineModel } from 'agentport';
+import { defineModel } from 'agentport-mcp';
 
 /**
  * The model every example prompt uses. The built-in `openai` provider speaks

@@ -1,4 +1,4 @@
-import { definePrompt } from 'agentport';
+import { definePrompt } from 'agentport-mcp';
 
 /** Side B of the `copy_desk` agent: reviews each draft it is shown. */
 export default definePrompt({

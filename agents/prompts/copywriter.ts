@@ -1,4 +1,4 @@
-import { definePrompt } from 'agentport';
+import { definePrompt } from 'agentport-mcp';
 import { z } from 'zod';
 
 /** Side A of the `copy_desk` agent: writes, revises, and decides when the copy is done. */

@@ -1,4 +1,4 @@
-import { definePrompt } from 'agentport';
+import { definePrompt } from 'agentport-mcp';
 
 /**
  * Uses the tools of an upstream MCP server: `docs` in agents/mcp.json, the

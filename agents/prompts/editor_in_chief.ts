@@ -1,4 +1,4 @@
-import { definePrompt } from 'agentport';
+import { definePrompt } from 'agentport-mcp';
 
 /**
  * A parent prompt with two subagents:

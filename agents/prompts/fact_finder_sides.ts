@@ -1,4 +1,4 @@
-import { definePrompt } from 'agentport';
+import { definePrompt } from 'agentport-mcp';
 import { z } from 'zod';
 
 /** Side A of `fact_finder`: answers a question and reports when the checker agrees. */

@@ -1,4 +1,4 @@
-import { definePrompt } from 'agentport';
+import { definePrompt } from 'agentport-mcp';
 
 /** Shared writing rules, included by other prompts (not exposed on its own). */
 export default definePrompt({

@@ -1,4 +1,4 @@
-import { definePrompt } from 'agentport';
+import { definePrompt } from 'agentport-mcp';
 
 /** The simplest exposed prompt: a string system prompt; callers send `message`. */
 export default definePrompt({

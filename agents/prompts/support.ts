@@ -1,4 +1,4 @@
-import { definePrompt } from 'agentport';
+import { definePrompt } from 'agentport-mcp';
 
 /** A structured prompt: its system text is assembled from parts and includes. */
 export default definePrompt({

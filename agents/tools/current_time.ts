@@ -1,4 +1,4 @@
-import { defineTool } from 'agentport';
+import { defineTool } from 'agentport-mcp';
 
 /** A tool without arguments has no `args`. */
 export default defineTool({

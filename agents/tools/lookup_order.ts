@@ -1,4 +1,4 @@
-import { defineTool } from 'agentport';
+import { defineTool } from 'agentport-mcp';
 import { z } from 'zod';
 
 // An example data source; a real tool would call the shop's API here.

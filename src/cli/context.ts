@@ -2,8 +2,10 @@
  * What every command needs: where the agents folder and the data folder are,
  * and a registry loaded from it with its problems printed to stderr.
  */
+import { readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { formatIssue, type LoadIssue } from '../definitions/issues.js';
+import { formatIssue, suggestName, type LoadIssue } from '../definitions/issues.js';
+import { discoverDefinitionFiles, KIND_FOLDERS } from '../registry/discover.js';
 import { loadRegistry } from '../registry/load.js';
 import type { Registry } from '../registry/types.js';
 
@@ -35,6 +37,7 @@ export interface LoadedForCommand {
 
 export async function loadForCommand(options: DirOptions): Promise<LoadedForCommand> {
   const agentsDir = agentsDirOf(options);
+  await assertAgentsDir(agentsDir, options);
   const { registry, issues } = await loadRegistry({
     agentsDir,
     cacheDir: path.join(dataDirOf(options), 'cache', 'jiti'),
@@ -50,4 +53,79 @@ export function printIssues(issues: readonly LoadIssue[]): void {
 export function fail(message: string, exitCode = 1): void {
   process.stderr.write(`agentport: ${message}\n`);
   process.exitCode = exitCode;
+}
+
+/** A command refused before it started: main prints the message, exit code 1. */
+export class CommandError extends Error {}
+
+/**
+ * Refuses an agents folder that is missing, not a folder, or holds no
+ * definitions (no module under models/, prompts/, tools/, hooks/ or agents/,
+ * no .prompty file, no mcp.json), suggesting a sibling folder with a close
+ * name or a folder nearby that holds definitions.
+ */
+export async function assertAgentsDir(agentsDir: string, options: DirOptions = {}): Promise<void> {
+  const shown = shownPath(agentsDir);
+  const given = options.dir !== undefined ? '' : process.env.AGENTPORT_DIR ? ' (from AGENTPORT_DIR)' : ' (the default: pass --dir for another)';
+  const hint = () => didYouMean(agentsDir) ?? `; create one with: agentport init ${shown}`;
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(agentsDir).isDirectory();
+  } catch {
+    throw new CommandError(`agents folder ${shown}${given} does not exist${hint()}`);
+  }
+  if (!isDirectory) throw new CommandError(`${shown}${given} is not a folder: --dir takes the agents folder`);
+  // A project folder holding agents/ (passed as `--dir .`) would load agents/prompts/x.ts as an agent definition.
+  const kindFolders = entriesOf(agentsDir).filter((e) => e.isDirectory() && Object.hasOwn(KIND_FOLDERS, e.name));
+  if (kindFolders.length === 1 && kindFolders[0]!.name === 'agents' && looksLikeAgentsDir(path.join(agentsDir, 'agents'), false)) {
+    throw new CommandError(`${shown}${given} is not an agents folder but holds one; did you mean ${shownPath(path.join(agentsDir, 'agents'))}?`);
+  }
+  const files = await discoverDefinitionFiles(agentsDir);
+  if (files.length > 0 || entriesOf(agentsDir).some((e) => e.isFile() && e.name === 'mcp.json')) return;
+  throw new CommandError(
+    `agents folder ${shown}${given} has no definitions (.ts or .js files under ${Object.keys(KIND_FOLDERS).map((k) => `${k}/`).join(', ')}, or .prompty files)${hint()}`,
+  );
+}
+
+/**
+ * `; did you mean X?`: a sibling whose name is close to the folder's and
+ * that holds definitions (or any close sibling), else a folder inside it or
+ * beside it that holds definitions.
+ */
+function didYouMean(agentsDir: string): string | undefined {
+  const parent = path.dirname(agentsDir);
+  const name = path.basename(agentsDir);
+  const siblings = entriesOf(parent).filter((e) => e.isDirectory() && e.name !== name && !e.name.startsWith('.') && e.name !== 'node_modules');
+  const close = (candidates: Dirent[]) => /"(.*)"/.exec(suggestName(name, candidates.map((e) => e.name)))?.[1];
+  const looking = siblings.filter((e) => looksLikeAgentsDir(path.join(parent, e.name)));
+  const inside = entriesOf(agentsDir).find((e) => e.isDirectory() && looksLikeAgentsDir(path.join(agentsDir, e.name)));
+  const pick =
+    close(looking) ??
+    close(siblings) ??
+    (inside ? path.join(name, inside.name) : undefined) ??
+    (looking.length === 1 ? looking[0]!.name : undefined);
+  return pick === undefined ? undefined : `; did you mean ${shownPath(path.join(parent, pick))}?`;
+}
+
+/** A shallow look: a kind folder (with `agentsKind`, agents/ too), a .prompty file or mcp.json directly inside. */
+function looksLikeAgentsDir(dir: string, agentsKind = true): boolean {
+  return entriesOf(dir).some(
+    (e) =>
+      (e.isDirectory() && Object.hasOwn(KIND_FOLDERS, e.name) && (agentsKind || e.name !== 'agents')) ||
+      (e.isFile() && (e.name.endsWith('.prompty') || e.name === 'mcp.json')),
+  );
+}
+
+function entriesOf(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+/** A path as the user would type it: relative to the working directory when inside it. */
+export function shownPath(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
 }

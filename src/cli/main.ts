@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { VERSION } from '../server/version.js';
 import { registerConfigCommand } from './commands/config.js';
 import { registerDoctorCommand } from './commands/doctor.js';
+import { registerInitCommand } from './commands/init.js';
 import { registerListCommand } from './commands/list.js';
 import { registerSearchCommand } from './commands/search.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -22,6 +23,7 @@ export function buildProgram(): import('commander').Command {
     .description('Serve the prompts and agents in an agents/ folder as MCP tools.')
     .version(VERSION, '-v, --version')
     .showHelpAfterError();
+  registerInitCommand(program);
   registerServeCommand(program);
   registerListCommand(program);
   registerDoctorCommand(program);

@@ -3,6 +3,7 @@
  * with line tracking and load-time replacement constructs.
  */
 import { isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, visitAsync, type Document, type Node } from 'yaml';
+import { codeFrame } from '../definitions/codeFrame.js';
 import type { IssueCollector } from './errors.js';
 import type { FieldPath } from './inputs.js';
 import { replaceLoadTime, type ReplacementContext } from './replacements.js';
@@ -66,13 +67,16 @@ export async function parseFrontmatter(
   const doc: Document = parseDocument(yamlText, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
   const toFileLine = (offset: number): number => counter.linePos(offset).line + firstLine - 1;
   if (doc.errors.length > 0) {
-    for (const err of doc.errors) {
-      const line = err.linePos?.[0].line;
-      issues.error({
-        ...(line !== undefined ? { line: line + firstLine - 1 } : {}),
-        message: `invalid YAML in frontmatter: ${err.message.split('\n')[0] ?? err.message}`,
-      });
-    }
+    // One message: the first error (the rest usually follow from it), at its file line, with a code frame.
+    const err = doc.errors[0]!;
+    const position = err.linePos?.[0];
+    const what = (err.message.split('\n')[0] ?? err.message).replace(/ at line \d+, column \d+:?$/, '');
+    const line = position ? position.line + firstLine - 1 : undefined;
+    const frame = position && line !== undefined ? codeFrame(yamlText, line, position.col, { firstLine }) : '';
+    issues.error({
+      ...(line !== undefined ? { line } : {}),
+      message: `invalid YAML in frontmatter: ${what}${position ? ` (column ${position.col})` : ''}${frame ? `\n${frame}` : ''}`,
+    });
     return null;
   }
 

@@ -16,7 +16,8 @@ import { normalizeAgent } from '../definitions/normalize.js';
 import { validateDefinition } from '../definitions/validate.js';
 import { discoverDefinitionFiles, type DiscoveredFile } from './discover.js';
 import { registryLoadError } from './errors.js';
-import { createModuleLoader, type ModuleLoader } from './loadModule.js';
+import { LoadFailures } from './failures.js';
+import { createModuleLoader, moduleLoadIssue, type ModuleLoader } from './loadModule.js';
 import { checkReferences } from './references.js';
 import type { AnyToolDefinition, Entry, Registry } from './types.js';
 import type { LoadedPrompty } from '../prompty/types.js';
@@ -45,6 +46,8 @@ interface Found {
 export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRegistryResult> {
   const agentsDir = path.resolve(options.agentsDir);
   const issues: LoadIssue[] = [];
+  // What failed, so references to it say why instead of "unknown".
+  const failures = new LoadFailures();
   const files = await discoverDefinitionFiles(agentsDir);
   const moduleFiles = files.filter((f) => f.format === 'module');
   const loader = moduleFiles.length
@@ -65,8 +68,8 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
 
   for (const discovered of moduleFiles) {
     const file = displayPath(discovered.file);
-    const found = await importDefinitions(loader!, discovered, file, issues);
-    for (const item of found) addDefinition(draft, item, discovered.file, file, issues);
+    const found = await importDefinitions(loader!, discovered, file, issues, failures);
+    for (const item of found) addDefinition(draft, item, discovered.file, file, issues, failures);
   }
 
   const promptyTemplates = new Map<string, LoadedPrompty>();
@@ -77,9 +80,12 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     for (const discovered of promptyFiles) {
       const file = displayPath(discovered.file);
       const loaded = await loadPromptyPrompt(discovered.file, file, agentsDir, issues);
-      if (!loaded) continue;
-      if (loaded.inlineModel) addDefinition(draft, { kind: 'model', value: loaded.inlineModel, exportName: undefined }, discovered.file, file, issues);
-      if (addDefinition(draft, { kind: 'prompt', value: loaded.definition, exportName: undefined }, discovered.file, file, issues)) {
+      if (!loaded) {
+        failures.failedFile(discovered.file, file);
+        continue;
+      }
+      if (loaded.inlineModel) addDefinition(draft, { kind: 'model', value: loaded.inlineModel, exportName: undefined }, discovered.file, file, issues, failures);
+      if (addDefinition(draft, { kind: 'prompt', value: loaded.definition, exportName: undefined }, discovered.file, file, issues, failures)) {
         promptyTemplates.set(loaded.definition.name, loaded.prompty);
         sources.push({ prompty: loaded.prompty, file });
       }
@@ -89,7 +95,7 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     for (const [name, prompty] of bindPromptyTools(draft, sources, issues)) promptyTemplates.set(name, prompty);
   }
 
-  const prompts = checkReferences(draft, issues);
+  const prompts = checkReferences(draft, issues, failures);
   for (const [name, prompty] of promptyTemplates) {
     const prompt = prompts.get(name);
     if (prompt) prompt.prompty = prompty;
@@ -113,12 +119,15 @@ async function importDefinitions(
   discovered: DiscoveredFile,
   file: string,
   issues: LoadIssue[],
+  failures: LoadFailures,
 ): Promise<Found[]> {
   let namespace: Record<string, unknown>;
   try {
     namespace = await loader.load(discovered.file);
   } catch (error) {
-    issues.push({ severity: 'error', file, message: `cannot load: ${firstLine(error)}` });
+    // A syntax error names its line and column, with a code frame.
+    issues.push(moduleLoadIssue(error, discovered.file, file, displayPath));
+    failures.failedFile(discovered.file, file);
     return [];
   }
   const found: Found[] = [];
@@ -151,17 +160,22 @@ function addDefinition(
   absoluteFile: string,
   file: string,
   issues: LoadIssue[],
+  failures?: LoadFailures,
 ): boolean {
   const name = definitionName(item, absoluteFile);
   const outcome = validateDefinition(item.kind, item.value, file, name);
   issues.push(...outcome.issues);
+  if (!outcome.ok && name !== undefined) failures?.rejectDefinition(item.kind, name, file, item.value);
   if (!outcome.ok || name === undefined) return false;
   let definition = item.value;
   if (item.kind === 'agent') {
     // Deprecated side fields are stored under their new names: the runtime reads only those.
     const normalized = normalizeAgent(item.value as AgentDefinition, file);
     issues.push(...normalized.issues);
-    if (!normalized.definition) return false;
+    if (!normalized.definition) {
+      failures?.rejectDefinition(item.kind, name, file, item.value);
+      return false;
+    }
     definition = normalized.definition;
   }
 
@@ -200,9 +214,4 @@ function definitionName(item: Found, absoluteFile: string): string | undefined {
 function displayPath(file: string): string {
   const relative = path.relative(process.cwd(), file);
   return relative && !relative.startsWith('..') ? relative : file;
-}
-
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0] ?? message;
 }

@@ -1,15 +1,23 @@
 /**
  * Loads agents/ TypeScript and JavaScript without a build step (jiti, no type
- * checking). `agentport` and `@standardagents/spec` both map to this package's
- * own entry, so definition files written against the spec load unchanged and
- * their `definePrompt` is ours; `zod` comes from the user's project when it
- * has one, otherwise from agentport's copy.
+ * checking). `agentport-mcp` (the package's name), `agentport` (its earlier
+ * name) and `@standardagents/spec` all map to this package's own entry, so
+ * definition files written against the spec load unchanged and their
+ * `definePrompt` is ours, whatever copy the folder's node_modules holds;
+ * `zod` comes from the user's project when it has one, otherwise from
+ * agentport's copy. A file that does not parse is reported with its line,
+ * column and a code frame ({@link moduleLoadIssue}).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Jiti } from 'jiti';
+import { codeFrame } from '../definitions/codeFrame.js';
+import type { LoadIssue } from '../definitions/issues.js';
+
+/** The specifiers definition files import agentport's API from. */
+export const PACKAGE_SPECIFIERS = ['agentport-mcp', 'agentport', '@standardagents/spec'] as const;
 
 export interface ModuleLoaderOptions {
   agentsDir: string;
@@ -30,8 +38,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   const { createJiti } = createRequire(import.meta.url)('jiti') as typeof import('jiti');
   const jiti: Jiti = createJiti(import.meta.url, {
     alias: {
-      agentport: packageEntry(),
-      '@standardagents/spec': packageEntry(),
+      ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, packageEntry()])),
       zod: resolveZod(options.agentsDir),
     },
     fsCache: options.cacheDir,
@@ -56,4 +63,39 @@ function resolveZod(agentsDir: string): string {
   } catch {
     return fileURLToPath(import.meta.resolve('zod'));
   }
+}
+
+/** Where jiti (babel) says a file failed to parse: `ParseError: message` then ` /abs/file.ts:line:column` (0-based column). */
+const PARSE_ERROR = /^(?:\w*Error: )?(?<message>.*?)\s*\n\s*(?<file>\S.*?):(?<line>\d+):(?<column>\d+)\s*$/s;
+
+/**
+ * The load issue for a definition file that could not be imported: a syntax
+ * error names line and column (in `file`, as `path:line:column`) and shows a
+ * code frame; anything else gives its first line.
+ * @param absoluteFile the file being loaded
+ * @param displayFile how issues name it
+ * @param shown how issues name another file (one the definition imports)
+ */
+export function moduleLoadIssue(error: unknown, absoluteFile: string, displayFile: string, shown: (file: string) => string = (f) => f): LoadIssue {
+  const message = error instanceof Error ? error.message : String(error);
+  const parse = /^(?:\w*Error: )?\w*(?:Parse|Syntax)Error\b/.test(message) ? PARSE_ERROR.exec(message) : null;
+  if (parse?.groups) {
+    const { file, line, column } = parse.groups as { file: string; line: string; column: string };
+    const what = (parse.groups.message ?? '').replace(/^\w*(?:Parse|Syntax)Error:\s*/, '').trim();
+    const lineNumber = Number(line);
+    const columnNumber = Number(column) + 1;
+    let frame = '';
+    try {
+      frame = codeFrame(readFileSync(file, 'utf8'), lineNumber, columnNumber);
+    } catch {
+      // The file went away or cannot be read: the position alone still helps.
+    }
+    const framed = frame ? `\n${frame}` : '';
+    if (path.resolve(file) === path.resolve(absoluteFile)) {
+      return { severity: 'error', file: `${displayFile}:${lineNumber}:${columnNumber}`, message: `cannot load: syntax error: ${what}${framed}` };
+    }
+    // The syntax error is in a file the definition imports.
+    return { severity: 'error', file: displayFile, message: `cannot load: syntax error in ${shown(file)}:${lineNumber}:${columnNumber}: ${what}${framed}` };
+  }
+  return { severity: 'error', file: displayFile, message: `cannot load: ${message.split('\n')[0] ?? message}` };
 }

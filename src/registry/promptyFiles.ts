@@ -28,7 +28,11 @@ export async function loadPromptyPrompt(
     prompty = await loadPromptyFile(file, { agentsDir, env: process.env });
   } catch (error) {
     const data = promptyErrorData(error);
-    if (!data) throw error;
+    if (!data) {
+      // Not a problem of the file's content (unreadable, say): still one issue, so the rest of the folder is reported.
+      issues.push({ severity: 'error', file: displayFile, message: `cannot load: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` });
+      return undefined;
+    }
     for (const issue of data.issues) {
       issues.push({
         severity: 'error',

@@ -5,6 +5,7 @@
  */
 import { suggestName as suggest, type LoadIssue } from '../definitions/issues.js';
 import { TOOL_CONFIG_KEYS, SUBAGENT_ONLY_FIELDS } from '../definitions/schemas.js';
+import { LoadFailures } from './failures.js';
 import { resolveIncludes } from './includes.js';
 import type { Entry, LoadedPrompt, Registry } from './types.js';
 import type { PromptDefinition } from '../definitions/types.js';
@@ -20,7 +21,7 @@ const SNAKE_CASE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 type Draft = Omit<Registry, 'prompts'> & { prompts: Map<string, Entry<PromptDefinition>> };
 
 /** Checks references and resolves includes; returns the prompts with their system text. */
-export function checkReferences(draft: Draft, issues: LoadIssue[]): Map<string, LoadedPrompt> {
+export function checkReferences(draft: Draft, issues: LoadIssue[], failures: LoadFailures = new LoadFailures()): Map<string, LoadedPrompt> {
   const error = (entry: { file: string; name: string }, field: string, message: string) =>
     issues.push({ severity: 'error', file: entry.file, definition: entry.name, field, message });
 
@@ -42,7 +43,7 @@ export function checkReferences(draft: Draft, issues: LoadIssue[]): Map<string, 
 
   for (const model of draft.models.values()) {
     model.definition.fallbacks?.forEach((fallback, i) => {
-      if (!draft.models.has(fallback)) error(model, `fallbacks[${i}]`, `unknown model "${fallback}"`);
+      if (!draft.models.has(fallback)) error(model, `fallbacks[${i}]`, failures.explain(['model'], fallback) ?? `unknown model "${fallback}"`);
       else if (fallback === model.name) error(model, `fallbacks[${i}]`, 'a model cannot be its own fallback');
     });
   }
@@ -51,7 +52,7 @@ export function checkReferences(draft: Draft, issues: LoadIssue[]): Map<string, 
   for (const prompt of draft.prompts.values()) {
     const def = prompt.definition;
     if (!draft.models.has(def.model)) {
-      error(prompt, 'model', `unknown model "${def.model}"${suggest(def.model, draft.models.keys())}`);
+      error(prompt, 'model', failures.explain(['model'], def.model) ?? `unknown model "${def.model}"${suggest(def.model, draft.models.keys())}`);
     }
     const model = draft.models.get(def.model)?.definition;
     if (def.reasoning?.maxTokens !== undefined && model && model.reasoningStyle !== 'openrouter') {
@@ -67,11 +68,11 @@ export function checkReferences(draft: Draft, issues: LoadIssue[]): Map<string, 
       const name = typeof ref === 'string' ? ref : ref.name;
       // mcp:<server>[/<tool>]: tools of an upstream MCP server (agents/mcp.json).
       if (isUpstreamName(name)) issues.push(...checkUpstreamReference(ref, draft.upstream, { file: prompt.file, definition: prompt.name, field: `tools[${i}]` }));
-      else if (!callable(name)) error(prompt, `tools[${i}]`, `unknown tool "${name}"${suggest(name, allCallables(draft))}`);
+      else if (!callable(name)) error(prompt, `tools[${i}]`, failures.explain(['tool', 'prompt', 'agent'], name) ?? `unknown tool "${name}"${suggest(name, allCallables(draft))}`);
       else if (typeof ref !== 'string') checkToolConfig(draft, prompt, `tools[${i}]`, ref as unknown as Record<string, unknown>, issues);
     });
     def.hooks?.forEach((id, i) => {
-      if (!draft.hooks.has(id)) error(prompt, `hooks[${i}]`, `unknown hook id "${id}"${suggest(id, draft.hooks.keys())}`);
+      if (!draft.hooks.has(id)) error(prompt, `hooks[${i}]`, failures.explain(['hook'], id) ?? `unknown hook id "${id}"${suggest(id, draft.hooks.keys())}`);
     });
     if (def.exposeAsTool && !MCP_TOOL_NAME.test(prompt.name)) {
       error(prompt, 'name', 'an exposed tool name must be 1-128 characters of letters, digits, "_", "-" and "."');
@@ -79,23 +80,25 @@ export function checkReferences(draft: Draft, issues: LoadIssue[]): Map<string, 
     if (def.exposeAsTool && def.requiredSchema && RESERVED_ARGUMENT in def.requiredSchema.shape) {
       error(prompt, `requiredSchema.${RESERVED_ARGUMENT}`, `"${RESERVED_ARGUMENT}" is the argument every exposed tool uses to continue a thread; rename the field`);
     }
-    const includes = resolveIncludes(prompt.name, (name) => draft.prompts.get(name)?.definition.prompt);
+    // A prompt rejected for its own errors still counts here, so a cycle through it is reported as a cycle.
+    const includes = resolveIncludes(prompt.name, (name) => draft.prompts.get(name)?.definition.prompt ?? failures.rejectedPromptContent(name));
     if (includes.ok) {
       resolved.set(prompt.name, { ...prompt, systemText: includes.text });
     } else if (includes.reason === 'cycle') {
       error(prompt, 'prompt', `circular include: ${includes.chain.join(' -> ')}`);
     } else {
-      error(prompt, 'prompt', `include of unknown prompt "${includes.missing}" (via ${includes.chain.join(' -> ')})`);
+      const why = failures.explain(['prompt'], includes.missing);
+      error(prompt, 'prompt', why ? `${why}; included via ${includes.chain.join(' -> ')}` : `include of unknown prompt "${includes.missing}" (via ${includes.chain.join(' -> ')})`);
     }
   }
 
   for (const agent of draft.agents.values()) {
     const def = agent.definition;
     for (const [side, config] of [['sideA', def.sideA], ['sideB', def.sideB]] as const) {
-      if (config && !draft.prompts.has(config.prompt)) error(agent, `${side}.prompt`, `unknown prompt "${config.prompt}"`);
+      if (config && !draft.prompts.has(config.prompt)) error(agent, `${side}.prompt`, failures.explain(['prompt'], config.prompt) ?? `unknown prompt "${config.prompt}"`);
     }
     def.hooks?.forEach((id, i) => {
-      if (!draft.hooks.has(id)) error(agent, `hooks[${i}]`, `unknown hook id "${id}"`);
+      if (!draft.hooks.has(id)) error(agent, `hooks[${i}]`, failures.explain(['hook'], id) ?? `unknown hook id "${id}"`);
     });
     if (def.exposeAsTool && !MCP_TOOL_NAME.test(agent.name)) {
       error(agent, 'name', 'an exposed tool name must be 1-128 characters of letters, digits, "_", "-" and "."');

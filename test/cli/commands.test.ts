@@ -115,7 +115,7 @@ describe('agentport --help and --version', () => {
     expect(stdout.trim()).toBe(version);
   });
 
-  it.each(['serve', 'list', 'doctor', 'config'])('has --help for %s', async (command) => {
+  it.each(['init', 'serve', 'list', 'doctor', 'config'])('has --help for %s', async (command) => {
     const { code, stdout } = await agentport([command, '--help']);
     expect(code).toBe(0);
     expect(stdout).toContain(`Usage: agentport ${command}`);

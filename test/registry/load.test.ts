@@ -184,8 +184,8 @@ describe('a folder full of mistakes', () => {
     const { issues } = await loadRegistry({ agentsDir: dir });
     const errors = errorsOf(issues);
     expect(errors).toHaveLength(2);
-    expect(errors[0]!.file).toMatch(/broken\.ts$/);
-    expect(errors[0]!.message).toMatch(/^cannot load: /);
+    expect(errors[0]!.file).toMatch(/broken\.ts:1:41$/);
+    expect(errors[0]!.message).toMatch(/^cannot load: syntax error: Unexpected token\n> 1 \| export default definePrompt/);
     expect(errors[1]!.message).toBe('unknown model "nope"');
   });
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DEFAULT_API_KEY_ENV } from '../../models/resolveModel.js';
-import { agentsDirOf, fail, loadForCommand, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
+import { agentsDirOf, fail, loadForCommand, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
 const HOSTS = ['claude', 'code', 'cursor'] as const;
 type Host = (typeof HOSTS)[number];
@@ -42,7 +42,13 @@ export function registerConfigCommand(program: Command): void {
         if (process.env.AGENTPORT_TOKEN && host !== 'claude') entry.headers = { Authorization: 'Bearer ${AGENTPORT_TOKEN}' };
       } else {
         const env: Record<string, string> = {};
+        // A missing or empty folder is refused here; a folder with errors would not start in the host either.
         const loaded = await loadForCommand(options);
+        printIssues(loaded.issues);
+        if (loaded.errors.length) {
+          fail(`not printing a configuration: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above; agentport doctor checks them)`);
+          return;
+        }
         for (const model of loaded.registry.models.values()) {
           if (model.definition.provider === 'openai') env[model.definition.apiKeyEnv ?? DEFAULT_API_KEY_ENV] = '<your API key>';
         }

@@ -14,12 +14,20 @@ export function registerDoctorCommand(program: Command): void {
     .description('check the agents folder: definitions, references, generated schemas, model settings and upstream MCP servers')
     .option(DIR_OPTION, DIR_HELP)
     .option('--no-upstream', 'do not connect to the upstream MCP servers of agents/mcp.json')
-    .action(async (options: DirOptions & { upstream?: boolean }) => {
+    .option('--types', 'also type-check the folder: tsc --noEmit -p <dir> (needs the tsconfig.json agentport init writes)')
+    .action(async (options: DirOptions & { upstream?: boolean; types?: boolean }) => {
       const loaded = await loadForCommand(options);
       const { registry } = loaded;
       const problems: LoadIssue[] = [...loaded.issues];
       if (loaded.errors.length === 0) {
         problems.push(...(await checkSchemas(registry)));
+      }
+      // Type errors are found whatever loading found: every problem in one pass.
+      if (options.types) {
+        const { typeCheck } = await import('../typeCheck.js');
+        const types = await typeCheck(registry.agentsDir);
+        process.stdout.write(`${types.summary}\n`);
+        problems.push(...types.issues);
       }
       // Each upstream server is connected to: its tool count, or why it cannot be reached.
       if (registry.upstream && options.upstream !== false) {
