@@ -12,6 +12,7 @@ import { ModelResolver } from '../models/resolveModel.js';
 import type { Entry, LoadedPrompt, Registry } from '../registry/types.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../search/toolSearchTool.js';
 import type { NewMessage, Store, ThreadRecord } from '../store/types.js';
+import { watchStore, type ThreadChangeListener } from '../store/watched.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT_MS, timerDelay } from './limits.js';
 import { runToCompletion } from './run/execute.js';
 import { RunHandles } from './run/handles.js';
@@ -44,6 +45,11 @@ export interface Runtime {
    * subject that created it: see run/owner.ts); undefined otherwise, alike.
    */
   visibleThread(threadId: string): Promise<ThreadRecord | undefined>;
+  /**
+   * Calls `listener` with a thread's id after each message appended, updated or
+   * deleted through this runtime (resource subscriptions); returns the unsubscribe.
+   */
+  watchThreads?(listener: ThreadChangeListener): () => void;
   /** Marks threads a crashed process left `running` as interrupted; returns their ids. */
   recoverInterrupted(): Promise<string[]>;
   /** Tokens and cost of every model call a thread's runs made (kept with each step's message). */
@@ -65,7 +71,10 @@ export interface VariableRequestInfo {
 }
 
 export function createRuntime(options: RuntimeOptions): Runtime {
-  const { registry, store } = options;
+  const { registry } = options;
+  // Every write of the runtime goes through `store`: message writes are seen by watchThreads.
+  const watched = watchStore(options.store);
+  const store = watched.store;
   const log = options.log ?? logToStderr;
   const toolsets = new Map<string, OfferedTool[]>();
   const services: Services = {
@@ -186,6 +195,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     store,
     handles: new RunHandles(services),
     visibleThread: (threadId) => visibleThread(store, threadId),
+    watchThreads: (listener) => watched.listen(listener),
     recoverInterrupted: () => recoverInterrupted(services),
     threadUsage: async (threadId) => totalUsage((await store.listMessages(threadId)).map((m) => m.meta?.usage).filter(isUsage)),
     async variableRequest(threadId, requestId) {

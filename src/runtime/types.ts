@@ -2,6 +2,7 @@
  * The runtime's public shapes: what a caller asks for and what a run returns.
  */
 import type { Usage } from '../models/usage.js';
+import type { AttachmentRef } from '../definitions/types.js';
 import type { Store } from '../store/types.js';
 import type { Registry } from '../registry/types.js';
 import type { ErrorInfo } from '../errors.js';
@@ -63,6 +64,8 @@ export interface ToolCallRecord {
   status: 'success' | 'error';
   result?: string;
   error?: string;
+  /** Files the call stored with its result (the thread's /attachments/), linked from MCP results. */
+  attachments?: AttachmentRef[];
 }
 
 export interface RunResult {

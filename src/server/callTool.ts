@@ -15,6 +15,7 @@ import type { ExposedTool } from './toolCatalog.js';
 import { THREAD_META_KEY, errorResult, runResult } from './toolResults.js';
 import { createTaskResult, type CreateTaskResult, type TaskCall } from './tasks.js';
 import type { RunLog } from './logging.js';
+import { withInlineMedia } from './resources.js';
 
 /** `_meta` key under which a caller may pass values for declared variables. */
 export const VARIABLES_META_KEY = 'agentport/variables';
@@ -122,7 +123,7 @@ export async function callExposedTool(
     const result = await done;
     runLog?.ended(result);
     await settle();
-    return runResult(result);
+    return await withInlineMedia(runResult(result), result, runtime.store);
   } catch (error) {
     if (!isAgentportError(error)) log.error(`tool ${name} failed: ${errorMessage(error)}`);
     const info = errorInfo(error);

@@ -35,6 +35,7 @@ import { exposeUpstream } from './upstreamSurface.js';
 import { PromptCatalog } from './prompts.js';
 import { complete } from './completions.js';
 import { InstanceLogging, LogLevels } from './logging.js';
+import { ThreadResources, type CallerBus } from './resources.js';
 import type { ToolSearchIndex } from '../search/toolIndex.js';
 import { TOOL_SEARCH_NAME, readToolSearchArgs } from '../search/toolSearchTool.js';
 
@@ -44,6 +45,8 @@ export interface AgentportServer {
   surface: Surface;
   /** The runtime (created on first use), for the HTTP transport's thread endpoints. */
   runtime: () => Promise<Runtime>;
+  /** Resource updates for `subscriptions/listen` streams over HTTP (2026-07-28): the HTTP handler's bus. */
+  resourceBus: CallerBus;
   /** Interrupts running work and flushes the store (nothing to do when no call ever came). */
   shutdown(graceMs: number): Promise<void>;
 }
@@ -84,7 +87,10 @@ export function createAgentportServer(
   // Kept once known, so shutdown can interrupt runs at once (not a promise tick later).
   let ready: Runtime | undefined;
   const getRuntime = () =>
-    (loaded ??= (typeof runtime === 'function' ? runtime() : Promise.resolve(runtime)).then((instance) => (ready = instance)));
+    (loaded ??= (typeof runtime === 'function' ? runtime() : Promise.resolve(runtime)).then((instance) => {
+      resources.attach(instance);
+      return (ready = instance);
+    }));
 
   const callBudgetMs = options.callBudgetMs ?? DEFAULT_CALL_BUDGET_MS;
   // An exposed prompt or agent of the same name keeps the name.
@@ -94,6 +100,7 @@ export function createAgentportServer(
   const taskInputs = new TaskInputs();
   const prompts = new PromptCatalog(registry, tools);
   const logLevels = new LogLevels();
+  const resources = new ThreadResources(getRuntime);
   // Each server instance's logging (a stdio connection's, or one HTTP request's), found from the instance.
   const loggingOf = new WeakMap<Server, InstanceLogging>();
   const call = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult | CreateTaskResult> =>
@@ -131,7 +138,7 @@ export function createAgentportServer(
     const server = new TaskAwareServer(
       { name: 'agentport', title: 'agentport', version: VERSION },
       {
-        capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, completions: {}, logging: {}, extensions: { [TASKS_EXTENSION]: {} } },
+        capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, resources: resources.capability(context), completions: {}, logging: {}, extensions: { [TASKS_EXTENSION]: {} } },
         instructions: surface.instructions,
       },
     );
@@ -141,6 +148,7 @@ export function createAgentportServer(
     server.setRequestHandler('prompts/list', () => ({ prompts: prompts.list() }));
     server.setRequestHandler('prompts/get', (request) => prompts.get(request.params.name, request.params.arguments));
     server.setRequestHandler('completion/complete', (request) => complete(prompts, request.params));
+    resources.register(server, context);
     const logging = new InstanceLogging(context, logLevels);
     logging.register(server);
     loggingOf.set(server, logging);
@@ -158,6 +166,7 @@ export function createAgentportServer(
     tools,
     surface,
     runtime: getRuntime,
+    resourceBus: resources.bus,
     shutdown: async (graceMs) => {
       if (ready) await ready.shutdown(graceMs);
       else if (loaded) await (await loaded).shutdown(graceMs);

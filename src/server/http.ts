@@ -72,7 +72,7 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
   const allowedOrigins = loopback ? [...localhostAllowedOrigins(), ...extra] : wildcard ? extra : [hostname, ...extra];
   const checkHost = allowedHosts.length ? hostHeaderValidation(allowedHosts) : () => true;
   const checkOrigin = originValidation(allowedOrigins);
-  const mcp = toNodeHandler(createMcpHandler(agentport.factory, { onerror: (error) => log.error(error.message) }));
+  const mcp = toNodeHandler(createMcpHandler(agentport.factory, { onerror: (error) => log.error(error.message), bus: agentport.resourceBus }));
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {

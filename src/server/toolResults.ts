@@ -6,6 +6,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ErrorInfo } from '../errors.js';
 import type { RunResult } from '../runtime/types.js';
+import { attachmentLinks } from './resourceUris.js';
 
 export const THREAD_META_KEY = 'agentport/thread_id';
 /** Tokens and cost of the run (see src/models/usage.ts). */
@@ -22,7 +23,8 @@ export function runResult(result: RunResult): CallToolResult {
     ? `${result.error.message}${result.toolCalls.length ? `\nWhat was done: ${result.toolCalls.map((c) => `${c.name} (${c.status})`).join(', ')}` : ''}`
     : result.text;
   return {
-    content: [{ type: 'text', text }],
+    // The files the run produced, as resources of the thread (resources.ts).
+    content: [{ type: 'text', text }, ...attachmentLinks(result)],
     structuredContent: {
       thread_id: result.threadId,
       ...(result.error ? { error: result.error } : { response: result.data ?? result.text }),

@@ -69,6 +69,7 @@ async function runToolCall(run: Run, side: Side, call: StoredToolCall): Promise<
     arguments: call.arguments,
     status: result.status,
     ...(result.status === 'success' ? { result: result.result ?? '' } : { error: result.error ?? 'the tool failed' }),
+    ...(attachments.length ? { attachments: run.redactor.deep(attachments) } : {}),
   });
 
   if (!binding || result.status !== 'success') return undefined;
