@@ -9,8 +9,9 @@
  *   (`io.modelcontextprotocol/logLevel`); a request without it gets no log
  *   messages (as the SDK does for that era).
  * - 2025-11-25 clients use `logging/setLevel`; until they do, agentport
- *   sends `info` and above (the spec leaves the default to the server, and
- *   run progress at `info` is what a person watching a host wants to see).
+ *   sends none (the spec leaves the default to the server: a message per
+ *   step costs every call a notification nobody asked for, and progress
+ *   notifications already say what a run does), as for 2026-07-28 clients.
  *   Over stdio the level belongs to the connection. Legacy HTTP is
  *   stateless (each request has a server of its own), so the level is kept
  *   here, per authenticated client when the request carries one, otherwise
@@ -23,7 +24,6 @@ import { log, redact } from '../log.js';
 import type { RunResult } from '../runtime/types.js';
 
 export const LOGGER_NAME = 'agentport';
-export const DEFAULT_LOG_LEVEL: LoggingLevel = 'info';
 
 const SEVERITY: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
@@ -67,7 +67,7 @@ export class InstanceLogging {
   runLog(ctx: ServerContext, tool: string): RunLog | undefined {
     // The SDK types the envelope as an empty object: its keys are read as plain record entries.
     const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-    const threshold = this.context.era === 'modern' ? levelOf(envelope?.[LOG_LEVEL_META_KEY]) : this.levels.get(this.client) ?? DEFAULT_LOG_LEVEL;
+    const threshold = this.context.era === 'modern' ? levelOf(envelope?.[LOG_LEVEL_META_KEY]) : this.levels.get(this.client);
     if (!threshold) return undefined;
     return new RunLog(ctx, tool, threshold);
   }

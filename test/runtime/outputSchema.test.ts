@@ -68,3 +68,27 @@ describe('[MC-11] output schemas', () => {
     expect(adder.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });
   });
 });
+
+describe('[MC-11] output schemas of the shipped examples', () => {
+  it('declares a valid 2020-12 output schema on every exposed tool of agents/, over stdio', async () => {
+    const { connectStdio } = await import('../support/mcpClients.js');
+    const { EXAMPLE_AGENTS } = await import('../support/paths.js');
+    const { client } = await connectStdio('legacy', { agentsDir: EXAMPLE_AGENTS, env: { OPENAI_API_KEY: 'k' } });
+    try {
+      const { tools } = await client.listTools();
+      const exposed = tools.filter((tool) => !['run_wait', 'run_status', 'run_cancel', 'tool_search', 'call_tool'].includes(tool.name));
+      expect(exposed.length).toBeGreaterThan(5);
+      const ajv = new Ajv2020({ strict: false });
+      for (const tool of exposed) {
+        expect(tool.outputSchema, tool.name).toMatchObject({ type: 'object', properties: { thread_id: { type: 'string' }, tool_calls: { type: 'array' } } });
+        // A schema Ajv compiles, and a plain answer's structuredContent fits it.
+        const validate = ajv.compile(tool.outputSchema!);
+        const answer = { thread_id: 't', response: (tool.outputSchema!.properties as { response: { type?: string } }).response.type === 'string' ? 'ok' : undefined, steps: 1, turns: 1, tool_calls: [] };
+        if (answer.response === undefined) delete answer.response;
+        expect(validate(answer), `${tool.name}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      }
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+});
