@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Jiti } from 'jiti';
 import { codeFrame } from '../definitions/codeFrame.js';
 import type { LoadIssue } from '../definitions/issues.js';
@@ -36,11 +36,15 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   // through require: importing its large CommonJS bundle from ESM makes Node
   // scan it for exports first, which costs more than loading it.
   const { createJiti } = createRequire(import.meta.url)('jiti') as typeof import('jiti');
+  // Definition files get the very modules agentport runs on (virtual modules: no second copy transpiled or
+  // loaded): its own API, and zod unless the folder has a zod of its own.
+  const [api, ownZod] = await Promise.all([import(pathToFileURL(packageEntry()).href) as Promise<ModuleNamespace>, zodOf(options.agentsDir)]);
   const jiti: Jiti = createJiti(import.meta.url, {
-    alias: {
-      ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, packageEntry()])),
-      zod: resolveZod(options.agentsDir),
+    virtualModules: {
+      ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, api])),
+      ...(ownZod.shared ? { zod: ownZod.module } : {}),
     },
+    alias: ownZod.shared ? {} : { zod: ownZod.path },
     fsCache: options.cacheDir,
     moduleCache: false,
     interopDefault: false,
@@ -57,12 +61,25 @@ function packageEntry(): string {
   return existsSync(compiled) ? compiled : path.join(here, '..', 'index.ts');
 }
 
-function resolveZod(agentsDir: string): string {
+/** The folder's own zod (a path to alias), or agentport's (the loaded module, shared). */
+async function zodOf(agentsDir: string): Promise<{ shared: true; module: unknown } | { shared: false; path: string }> {
+  const ours = fileURLToPath(import.meta.resolve('zod'));
+  let theirs: string | undefined;
   try {
-    return createRequire(path.join(agentsDir, 'package.json')).resolve('zod');
+    theirs = createRequire(path.join(agentsDir, 'package.json')).resolve('zod');
   } catch {
-    return fileURLToPath(import.meta.resolve('zod'));
+    // None: agentport's copy serves.
   }
+  // The same package (a folder inside this repository, or one that links agentport's zod) is shared too.
+  if (theirs === undefined || packageRoot(theirs) === packageRoot(ours)) return { shared: true, module: await import('zod') };
+  return { shared: false, path: theirs };
+}
+
+/** The folder of the package a resolved file belongs to. */
+function packageRoot(file: string): string {
+  const marker = `${path.sep}node_modules${path.sep}zod${path.sep}`;
+  const at = file.lastIndexOf(marker);
+  return at >= 0 ? file.slice(0, at + marker.length) : path.dirname(file);
 }
 
 /** Where jiti (babel) says a file failed to parse: `ParseError: message` then ` /abs/file.ts:line:column` (0-based column). */

@@ -237,3 +237,17 @@ describe('reasoning settings', () => {
     expect(issues).toEqual([expect.objectContaining({ severity: 'warning', definition: 'a', field: 'reasoning.maxTokens' })]);
   });
 });
+
+describe('the modules definition files import', () => {
+  it('gives definition files the zod and the API agentport runs on, not second copies', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': `import { defineModel } from 'agentport-mcp';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x' });\n`,
+      'prompts/p.ts': `import { definePrompt } from 'agentport';\nimport { z } from 'zod';\nexport default definePrompt({ name: 'p', toolDescription: 'P.', model: 'm', prompt: 'P.', requiredSchema: z.object({ city: z.string() }) });\n`,
+    });
+    const registry = await loadRegistryOrThrow({ agentsDir: dir, cacheDir: false });
+    const schema = registry.prompts.get('p')!.definition.requiredSchema;
+    const { z } = await import('zod');
+    // The very class agentport's own zod has (zod's instanceof also accepts other copies: compare the constructors).
+    expect(schema!.constructor).toBe(z.ZodObject);
+  });
+});
