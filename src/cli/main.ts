@@ -9,6 +9,8 @@ import { registerConfigCommand } from './commands/config.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerInitCommand } from './commands/init.js';
 import { registerListCommand } from './commands/list.js';
+import { registerPackCommand } from './commands/pack.js';
+import { registerRunCommand } from './commands/run.js';
 import { registerSearchCommand } from './commands/search.js';
 import { registerServeCommand } from './commands/serve.js';
 import { searchableRegistryTools } from './registryTools.js';
@@ -28,7 +30,9 @@ export function buildProgram(): import('commander').Command {
   registerListCommand(program);
   registerDoctorCommand(program);
   registerConfigCommand(program);
+  registerPackCommand(program);
   registerSearchCommand(program, { loadRegistryTools: searchableRegistryTools });
+  registerRunCommand(program);
   return program;
 }
 
