@@ -5,9 +5,7 @@
  * line that comes from an upstream server (and registered with the process
  * logger, which redacts any line).
  */
-import { hideInLogs, secretForms } from '../log.js';
-
-export const REDACTED = '[redacted secret]';
+import { Redactor } from '../runtime/variables/secrets.js';
 
 /** Header names whose values are credentials. */
 const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|api-key)$|token|secret|key|auth|password|session/i;
@@ -22,16 +20,16 @@ export function isSecretEnv(name: string): boolean {
   return SECRET_ENV.test(name);
 }
 
+/** The runtime's redactor, which also takes the token out of an `Authorization`-style value. */
 export class UpstreamSecrets {
-  private forms: string[] = [];
   private readonly values = new Set<string>();
+  private readonly redactor = new Redactor();
 
   add(value: string): void {
-    // Short values would redact ordinary words.
+    // Short values would redact ordinary words (the redactor skips them too).
     if (value.length < 4 || this.values.has(value)) return;
     this.values.add(value);
-    hideInLogs(value);
-    this.forms = [...new Set([...this.forms, ...secretForms(value)])].sort((a, b) => b.length - a.length);
+    this.redactor.add(value);
     // "Bearer abc": the token alone is just as secret.
     const scheme = /^(bearer|basic|token)\s+(\S{4,})$/i.exec(value);
     if (scheme?.[2]) this.add(scheme[2]);
@@ -47,21 +45,11 @@ export class UpstreamSecrets {
   }
 
   text(value: string): string {
-    let out = value;
-    for (const form of this.forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
-    return out;
+    return this.redactor.text(value);
   }
 
   /** Every string inside a JSON-like value, redacted. */
   deep<T>(value: T): T {
-    if (this.values.size === 0) return value;
-    if (typeof value === 'string') return this.text(value) as T;
-    if (Array.isArray(value)) return value.map((item) => this.deep(item)) as T;
-    if (value && typeof value === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [key, inner] of Object.entries(value)) out[key] = this.deep(inner);
-      return out as T;
-    }
-    return value;
+    return this.redactor.deep(value);
   }
 }

@@ -6,15 +6,13 @@
  * found" for anything else, subscriptions where the transport can deliver
  * them, and, with OAuth, one subject's threads invisible to another.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/client';
-import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformanceScenario } from '../support/conformanceScenario.js';
 import { FakeModelServer, type RecordedRequest, type ScriptedReply } from '../support/fakeModelServer.js';
 import { connectHttp, connectStdio, startHttpServer, type Era, type HttpServerProcess } from '../support/mcpClients.js';
 import { FIXTURES } from '../support/paths.js';
+import { LocalIssuer } from '../support/localIssuer.js';
 
 const AGENTS = `${FIXTURES}/agents/resources`;
 // The 1x1 PNG make_chart stores.
@@ -249,44 +247,6 @@ describe.each(cases)('thread resources over %s (%s era)', (transport, era) => {
     expect(updates).toEqual([]);
   }, 20_000);
 });
-
-/** An authorization server as a resource server sees it: metadata, keys, and tokens it signs. */
-class LocalIssuer {
-  private server: Server | undefined;
-  private key!: CryptoKey;
-  private jwk!: JWK;
-  url = '';
-
-  async start(): Promise<void> {
-    const { publicKey, privateKey } = await generateKeyPair('RS256');
-    this.key = privateKey;
-    this.jwk = { ...(await exportJWK(publicKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
-    this.server = createServer((req, res) => {
-      const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      if (req.url === '/.well-known/oauth-authorization-server') json({ issuer: this.url, jwks_uri: `${this.url}/jwks`, response_types_supported: ['code'] });
-      else if (req.url === '/jwks') json({ keys: [this.jwk] });
-      else res.writeHead(404).end();
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-
-  token(sub: string, audience: string): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ scope: 'agentport' })
-      .setProtectedHeader({ alg: 'RS256', kid: 'test-key', typ: 'at+jwt' })
-      .setIssuer(this.url)
-      .setAudience(audience)
-      .setSubject(sub)
-      .setIssuedAt(now - 60)
-      .setExpirationTime(now + 600)
-      .sign(this.key);
-  }
-}
 
 describe('[MC-9][MC-13] thread resources with OAuth: each subject sees only its own', () => {
   const issuer = new LocalIssuer();

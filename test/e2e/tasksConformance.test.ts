@@ -5,43 +5,15 @@
  * agentport prompts and agents in test/fixtures/agents/tasks, played by the
  * test's model server.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { playFixtures } from '../support/taskFixtures.js';
 import { startHttpServer, type HttpServerProcess } from '../support/mcpClients.js';
 import { REPO_ROOT as ROOT } from '../support/paths.js';
+import { runConformanceScenario } from '../support/conformanceScenario.js';
 
 const FIXTURES = path.join(ROOT, 'test/fixtures/agents/tasks');
-const SUITE = path.join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
-const NODE20_SHIM = path.join(ROOT, 'test/support/conformance/register.mjs');
-
-interface Check {
-  id: string;
-  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'SKIPPED' | 'INFO';
-  errorMessage?: string;
-}
-
-function runScenario(url: string, scenario: string): Promise<{ checks: Check[]; output: string }> {
-  const out = mkdtempSync(path.join(tmpdir(), 'agentport-conformance-'));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', NODE20_SHIM, SUITE, 'server', '--url', url, '--scenario', scenario, '-o', out], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', () => {
-      const files = readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('checks.json'));
-      if (files.length === 0) return reject(new Error(`the suite wrote no checks for ${scenario}:\n${output}`));
-      resolve({ checks: files.flatMap((file) => JSON.parse(readFileSync(path.join(out, file), 'utf8')) as Check[]), output });
-    });
-  });
-}
 
 describe('the MCP conformance suite, Tasks extension scenarios', () => {
   const model = new FakeModelServer();
@@ -72,7 +44,7 @@ describe('the MCP conformance suite, Tasks extension scenarios', () => {
   const notApplicable: Record<string, string> = { 'tasks-mrtr-partial-fulfillment': 'Unknown tool: multi_input' };
   for (const scenario of scenarios) {
     it(`[RL-2] passes ${scenario}`, async () => {
-      const { checks, output } = await runScenario(server.url, scenario);
+      const { checks, output } = await runConformanceScenario(server.url, scenario);
       for (const check of checks.filter((c) => notApplicable[c.id])) expect(check.errorMessage).toContain(notApplicable[check.id]);
       const failures = checks.filter((check) => check.status === 'FAILURE' && !notApplicable[check.id]);
       expect(failures, `${output}\n${server.stderr()}`).toEqual([]);
