@@ -11,7 +11,13 @@ const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY, baseURL: process
 serveStdio(() => {
   const server = new McpServer({ name: 'bare', version: '1.0.0' });
   server.registerTool('plain', { description: 'One model call.', inputSchema: z.object({ message: z.string() }) }, async ({ message }) => {
-    const completion = await client.chat.completions.create({ model: 'bench-model', messages: [{ role: 'system', content: 'Answer.' }, { role: 'user', content: message }] });
+    const completion = await client.chat.completions.create({
+      model: 'bench-model',
+      messages: [
+        { role: 'system', content: 'Answer.' },
+        { role: 'user', content: message },
+      ],
+    });
     return { content: [{ type: 'text', text: completion.choices[0]?.message.content ?? '' }] };
   });
   return server;

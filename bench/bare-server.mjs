@@ -5,8 +5,12 @@ import { z } from 'zod';
 
 serveStdio(() => {
   const server = new McpServer({ name: 'bare', version: '1.0.0' });
-  server.registerTool('echo', { description: 'Echo the message.', inputSchema: z.object({ message: z.string() }) }, async ({ message }) => ({
-    content: [{ type: 'text', text: message }],
-  }));
+  server.registerTool(
+    'echo',
+    { description: 'Echo the message.', inputSchema: z.object({ message: z.string() }) },
+    async ({ message }) => ({
+      content: [{ type: 'text', text: message }],
+    }),
+  );
   return server;
 });

@@ -18,8 +18,24 @@ export async function run() {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
   const servers = {
     bare: [path.join(ROOT, 'bench', 'bare-model-server.mjs')],
-    file: [path.join(ROOT, 'dist', 'cli', 'main.js'), 'serve', '--dir', path.join(ROOT, 'bench', 'fixtures', 'loop'), '--store', 'file', '--data-dir', dataDir],
-    memory: [path.join(ROOT, 'dist', 'cli', 'main.js'), 'serve', '--dir', path.join(ROOT, 'bench', 'fixtures', 'loop'), '--store', 'memory'],
+    file: [
+      path.join(ROOT, 'dist', 'cli', 'main.js'),
+      'serve',
+      '--dir',
+      path.join(ROOT, 'bench', 'fixtures', 'loop'),
+      '--store',
+      'file',
+      '--data-dir',
+      dataDir,
+    ],
+    memory: [
+      path.join(ROOT, 'dist', 'cli', 'main.js'),
+      'serve',
+      '--dir',
+      path.join(ROOT, 'bench', 'fixtures', 'loop'),
+      '--store',
+      'memory',
+    ],
   };
   const clients = {};
   for (const [name, args] of Object.entries(servers)) {
@@ -45,7 +61,8 @@ export async function run() {
   await model.stop();
   rmSync(dataDir, { recursive: true, force: true });
   const bare = median(samples.bare);
-  const row = (label, name, target) => `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${target} |`;
+  const row = (label, name, target) =>
+    `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${target} |`;
   return [
     '## One call over stdio, against a bare SDK server',
     '',

@@ -25,7 +25,12 @@ async function load(root) {
   const { MemoryStore } = await import(path.join(root, 'dist', 'store', 'memoryStore.js'));
   const registry = await loadRegistryOrThrow({ agentsDir: path.join(ROOT, 'bench', 'fixtures', 'loop') });
   return {
-    file: createRuntime({ registry, store: new FileStore({ dir: mkdtempSync(path.join(os.tmpdir(), 'agentport-ab-')) }), env, log: () => {} }),
+    file: createRuntime({
+      registry,
+      store: new FileStore({ dir: mkdtempSync(path.join(os.tmpdir(), 'agentport-ab-')) }),
+      env,
+      log: () => {},
+    }),
     memory: createRuntime({ registry, store: new MemoryStore(), env, log: () => {} }),
   };
 }

@@ -26,7 +26,14 @@ function registryOf(tools, schemas) {
       name: tool.name,
       file: 'bench',
       systemText: '',
-      definition: { name: tool.name, toolDescription: tool.description, model: 'm', prompt: '', exposeAsTool: true, requiredSchema: schemas[i] },
+      definition: {
+        name: tool.name,
+        toolDescription: tool.description,
+        model: 'm',
+        prompt: '',
+        exposeAsTool: true,
+        requiredSchema: schemas[i],
+      },
     });
   });
   const models = new Map([['m', { name: 'm', file: 'bench', definition: { name: 'm', provider: 'openai', model: 'm' } }]]);
@@ -54,34 +61,63 @@ async function listTimes(client) {
 
 export async function run() {
   // A few Seal-Tools names contain spaces, which MCP tool names may not.
-  const tools = namespaced(readJsonl('tool.jsonl').map(toMcpTool), COUNT).map((tool) => ({ ...tool, name: tool.name.replaceAll(' ', '_') }));
+  const tools = namespaced(readJsonl('tool.jsonl').map(toMcpTool), COUNT).map((tool) => ({
+    ...tool,
+    name: tool.name.replaceAll(' ', '_'),
+  }));
   const schemas = zodSchemas(tools);
 
   const bare = new McpServer({ name: 'bare', version: '1' });
-  tools.forEach((tool, i) => bare.registerTool(tool.name, { description: tool.description, inputSchema: schemas[i] }, async () => ({ content: [] })));
+  tools.forEach((tool, i) =>
+    bare.registerTool(tool.name, { description: tool.description, inputSchema: schemas[i] }, async () => ({ content: [] })),
+  );
   const bareList = await listTimes(await connect(bare));
 
   const started = performance.now();
   const registry = registryOf(tools, schemas);
-  const off = createAgentportServer(registry, async () => { throw new Error('not called'); }, { toolSearch: { mode: 'off' } });
+  const off = createAgentportServer(
+    registry,
+    async () => {
+      throw new Error('not called');
+    },
+    { toolSearch: { mode: 'off' } },
+  );
   const catalogMs = performance.now() - started;
   const offList = await listTimes(await connect(await off.factory({ era: 'legacy' })));
 
-  const on = createAgentportServer(registry, async () => { throw new Error('not called'); }, { toolSearch: { mode: 'on' } });
+  const on = createAgentportServer(
+    registry,
+    async () => {
+      throw new Error('not called');
+    },
+    { toolSearch: { mode: 'on' } },
+  );
   const onClient = await connect(await on.factory({ era: 'legacy' }));
   const onList = await listTimes(onClient);
   const firstStart = performance.now();
   await onClient.callTool({ name: 'tool_search', arguments: { query: 'analyze chemical evidence from a crime scene' } });
   const firstSearch = performance.now() - firstStart;
   // A host that searches a moment after start-up finds the index already built in the background.
-  const warm = createAgentportServer(registry, async () => { throw new Error('not called'); }, { toolSearch: { mode: 'on' } });
+  const warm = createAgentportServer(
+    registry,
+    async () => {
+      throw new Error('not called');
+    },
+    { toolSearch: { mode: 'on' } },
+  );
   const warmClient = await connect(await warm.factory({ era: 'legacy' }));
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   const warmStart = performance.now();
   await warmClient.callTool({ name: 'tool_search', arguments: { query: 'analyze chemical evidence from a crime scene' } });
   const warmSearch = performance.now() - warmStart;
   const searches = [];
-  for (const query of ['weather forecast for a city', 'select:srv2__analyzeEvidence', '+stock price', 'translate text to french', 'book a flight ticket']) {
+  for (const query of [
+    'weather forecast for a city',
+    'select:srv2__analyzeEvidence',
+    '+stock price',
+    'translate text to french',
+    'book a flight ticket',
+  ]) {
     const start = performance.now();
     await onClient.callTool({ name: 'tool_search', arguments: { query } });
     searches.push(performance.now() - start);

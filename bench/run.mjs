@@ -6,7 +6,9 @@ import path from 'node:path';
 import { ROOT, machine } from './support.mjs';
 
 const only = process.argv.slice(2);
-const benches = ['startup', 'callOverStdio', 'runtime', 'mcpSurface', 'search', 'upstream'].filter((name) => only.length === 0 || only.includes(name));
+const benches = ['startup', 'callOverStdio', 'runtime', 'mcpSurface', 'search', 'upstream'].filter(
+  (name) => only.length === 0 || only.includes(name),
+);
 
 const sections = [];
 for (const name of benches) {

@@ -34,7 +34,13 @@ export async function run() {
     file: createRuntime({ registry, store: new FileStore({ dir: dataDir }), env, log: () => {} }),
   };
   const client = new OpenAI({ apiKey: 'bench', baseURL: model.baseURL, maxRetries: 0 });
-  const request = { model: 'bench-model', messages: [{ role: 'system', content: 'Answer.' }, { role: 'user', content: 'hi' }] };
+  const request = {
+    model: 'bench-model',
+    messages: [
+      { role: 'system', content: 'Answer.' },
+      { role: 'user', content: 'hi' },
+    ],
+  };
 
   // Warm up both paths (connection pool, JIT).
   for (let i = 0; i < 50; i++) {
@@ -149,7 +155,10 @@ export async function run() {
     '',
     '| store | early turns | late turns | ratio (target <= 1.2) |',
     '|---|---|---|---|',
-    ...['file', 'memory'].map((kind) => `| ${kind} | ${fmt(longThread[kind].early)} | ${fmt(longThread[kind].late)} | ${(longThread[kind].late / longThread[kind].early).toFixed(2)} |`),
+    ...['file', 'memory'].map(
+      (kind) =>
+        `| ${kind} | ${fmt(longThread[kind].early)} | ${fmt(longThread[kind].late)} | ${(longThread[kind].late / longThread[kind].early).toFixed(2)} |`,
+    ),
     '',
     '## Memory per stored idle thread',
     '',

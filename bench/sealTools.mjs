@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './support.mjs';
 
-export const DATA_DIR =
-  process.env.AGENTPORT_TOOLSEARCH_DATA ?? path.resolve(ROOT, '..', 'shared', 'data', 'toolsearch', 'seal-tools');
+export const DATA_DIR = process.env.AGENTPORT_TOOLSEARCH_DATA ?? path.resolve(ROOT, '..', 'shared', 'data', 'toolsearch', 'seal-tools');
 
 /** Seal-Tools parameter types -> JSON Schema types. */
 const JSON_TYPES = { str: 'string', int: 'integer', float: 'number', bool: 'boolean', list: 'array', dict: 'object' };
@@ -41,4 +40,3 @@ export function namespaced(tools, count) {
   }
   return out;
 }
-

@@ -69,7 +69,13 @@ function buildBaseline(tools) {
         .join(' '),
     })),
   );
-  return { search: (query) => search.search(query).slice(0, K).map((result) => result.id) };
+  return {
+    search: (query) =>
+      search
+        .search(query)
+        .slice(0, K)
+        .map((result) => result.id),
+  };
 }
 
 // ---------------------------------------------------------------- measuring
@@ -216,9 +222,7 @@ async function main() {
   for (const row of rows) {
     const memory = row.memory === undefined ? 'n/a' : row.memory.toFixed(1);
     const base =
-      row.base === undefined
-        ? '— | —'
-        : `${fmt(row.base.build.median)} | ${fmt(row.base.natural.p50)} / ${fmt(row.base.natural.p99)}`;
+      row.base === undefined ? '— | —' : `${fmt(row.base.build.median)} | ${fmt(row.base.natural.p50)} / ${fmt(row.base.natural.p99)}`;
     lines.push(
       `| ${row.size.toLocaleString('en-US')} | ${fmt(row.build.median)} (${fmt(row.build.first)}) | ` +
         `${fmt(row.natural.p50)} / ${fmt(row.natural.p99)} | ${fmt(row.keywords.p50)} / ${fmt(row.keywords.p99)} | ` +

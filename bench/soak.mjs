@@ -19,7 +19,18 @@ const SECRET = 'sk-soak/secret+value=42';
 
 const model = await fakeModelServer();
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-soak-'));
-const figures = { rounds: 0, calls: 0, answered: 0, faults: 0, survived: 0, inputs: 0, restarts: 0, threadsLost: 0, messagesLost: 0, secretsSeen: 0 };
+const figures = {
+  rounds: 0,
+  calls: 0,
+  answered: 0,
+  faults: 0,
+  survived: 0,
+  inputs: 0,
+  restarts: 0,
+  threadsLost: 0,
+  messagesLost: 0,
+  secretsSeen: 0,
+};
 /** Thread id -> messages the store must hold at least. */
 const expected = new Map();
 let output = '';
@@ -63,16 +74,17 @@ async function fault(work) {
     // Counted as not survived.
   }
 }
-const gone = (pid) => new Promise((resolve) => {
-  const poll = setInterval(() => {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      clearInterval(poll);
-      resolve();
-    }
-  }, 20);
-});
+const gone = (pid) =>
+  new Promise((resolve) => {
+    const poll = setInterval(() => {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        clearInterval(poll);
+        resolve();
+      }
+    }, 20);
+  });
 
 const deadline = Date.now() + MINUTES * 60_000;
 let server;
@@ -109,7 +121,12 @@ while (Date.now() < deadline) {
   // Every few rounds: SIGTERM or kill -9 in the middle of a tool, then restart and continue the thread.
   if (figures.rounds % 3 === 0) {
     await fault(async () => {
-      model.reply({ toolCalls: [{ name: 'quick_step', arguments: { label: 'a' } }, { name: 'slow_step', arguments: { label: 'b' } }] });
+      model.reply({
+        toolCalls: [
+          { name: 'quick_step', arguments: { label: 'a' } },
+          { name: 'slow_step', arguments: { label: 'b' } },
+        ],
+      });
       const pending = server.client.callTool({ name: 'worker', arguments: { message: 'interrupt me' } }).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 700));
       process.kill(server.pid, figures.rounds % 2 ? 'SIGKILL' : 'SIGTERM');
@@ -140,7 +157,8 @@ for (const [thread, count] of expected) {
   if (!record) figures.threadsLost += 1;
   else if ((await store.listMessages(thread)).length < count) figures.messagesLost += 1;
 }
-for (const form of [SECRET, encodeURIComponent(SECRET), JSON.stringify(SECRET).slice(1, -1)]) figures.secretsSeen += output.split(form).length - 1;
+for (const form of [SECRET, encodeURIComponent(SECRET), JSON.stringify(SECRET).slice(1, -1)])
+  figures.secretsSeen += output.split(form).length - 1;
 
 const line = (label, value) => `| ${label} | ${value} |`;
 console.log(

@@ -14,7 +14,14 @@ const { parseUpstreamConfig } = await import(path.join(ROOT, 'dist', 'upstream',
 
 const TOOLS = Number(process.env.BENCH_UPSTREAM_TOOLS ?? 500);
 const CALLS = Number(process.env.BENCH_RUNS ?? 300);
-const QUERIES = ['+invoice export', 'archive a shipment record', 'select:web__notify_weather_92', 'approve payroll', 'translation record search', 'forecast delete'];
+const QUERIES = [
+  '+invoice export',
+  'archive a shipment record',
+  'select:web__notify_weather_92',
+  'approve payroll',
+  'translation record search',
+  'forecast delete',
+];
 
 async function startUpstream() {
   const child = spawn(process.execPath, [path.join(ROOT, 'test', 'fixtures', 'upstream', 'http.mjs')], {
@@ -44,12 +51,32 @@ async function timed(n, fn) {
 export async function run() {
   const upstream = await startUpstream();
   const issues = [];
-  const config = parseUpstreamConfig(JSON.stringify({ mcpServers: { web: { type: 'http', url: upstream.url } } }), { file: 'mcp.json', agentsDir: ROOT, env: {}, issues });
+  const config = parseUpstreamConfig(JSON.stringify({ mcpServers: { web: { type: 'http', url: upstream.url } } }), {
+    file: 'mcp.json',
+    agentsDir: ROOT,
+    env: {},
+    issues,
+  });
   const models = new Map([['m', { name: 'm', file: 'bench', definition: { name: 'm', provider: 'openai', model: 'm' } }]]);
-  const registry = { agentsDir: ROOT, models, prompts: new Map(), tools: new Map(), hooks: new Map(), agents: new Map(), warnings: [], upstream: config };
+  const registry = {
+    agentsDir: ROOT,
+    models,
+    prompts: new Map(),
+    tools: new Map(),
+    hooks: new Map(),
+    agents: new Map(),
+    warnings: [],
+    upstream: config,
+  };
 
   const started = performance.now();
-  const server = createAgentportServer(registry, async () => { throw new Error('not called'); }, { exposeUpstream: true, callBudgetMs: 0 });
+  const server = createAgentportServer(
+    registry,
+    async () => {
+      throw new Error('not called');
+    },
+    { exposeUpstream: true, callBudgetMs: 0 },
+  );
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await (await server.factory({ era: 'legacy' })).connect(serverSide);
   const client = new Client({ name: 'bench', version: '1' });

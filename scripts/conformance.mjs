@@ -39,28 +39,37 @@ const SCENARIO_TIMEOUT_MS = 120_000;
  */
 const NOT_APPLICABLE = {
   'tools-call-embedded-resource':
-    'needs a tool that embeds a resource\'s contents; agentport results link the files a run produced (resource_link) and inline images and audio, never embedded resources',
-  'tools-call-mixed-content': 'needs text, image and embedded-resource content in one result; agentport results never embed resources (see tools-call-embedded-resource)',
-  'tools-call-sampling': 'agentport never asks the client\'s model (sampling): runs call the models of the agents folder',
+    "needs a tool that embeds a resource's contents; agentport results link the files a run produced (resource_link) and inline images and audio, never embedded resources",
+  'tools-call-mixed-content':
+    'needs text, image and embedded-resource content in one result; agentport results never embed resources (see tools-call-embedded-resource)',
+  'tools-call-sampling': "agentport never asks the client's model (sampling): runs call the models of the agents folder",
   'tools-call-elicitation':
     'needs a tool that elicits a fixed form (username, email); agentport elicits only the variables a run declares, as they are declared',
-  'elicitation-sep1034-defaults': 'needs a tool that elicits a fixed form with defaults of every type; agentport elicits only declared variables (text fields)',
-  'elicitation-sep1330-enums': 'needs a tool that elicits the five enum schema variants; agentport elicits only declared variables (text fields)',
+  'elicitation-sep1034-defaults':
+    'needs a tool that elicits a fixed form with defaults of every type; agentport elicits only declared variables (text fields)',
+  'elicitation-sep1330-enums':
+    'needs a tool that elicits the five enum schema variants; agentport elicits only declared variables (text fields)',
   'json-schema-2020-12':
     'needs a tool whose input schema is hand-written JSON Schema ($anchor, if/then/else); agentport generates schemas from zod or Prompty inputs, which cannot declare those keywords',
-  'resources-read-text': 'reads the fixed resource test://static-text; agentport\'s resources are its threads and their attachments (agentport://threads/...), covered by test/e2e/resources.test.ts',
-  'resources-read-binary': 'reads the fixed resource test://static-binary; agentport\'s binary resources are thread attachments, covered by test/e2e/resources.test.ts',
-  'resources-templates-read': 'reads test://template/123/data; agentport\'s templates are agentport://threads/{thread_id}[/messages|/attachments/{path}], covered by test/e2e/resources.test.ts',
+  'resources-read-text':
+    "reads the fixed resource test://static-text; agentport's resources are its threads and their attachments (agentport://threads/...), covered by test/e2e/resources.test.ts",
+  'resources-read-binary':
+    "reads the fixed resource test://static-binary; agentport's binary resources are thread attachments, covered by test/e2e/resources.test.ts",
+  'resources-templates-read':
+    "reads test://template/123/data; agentport's templates are agentport://threads/{thread_id}[/messages|/attachments/{path}], covered by test/e2e/resources.test.ts",
   'resources-subscribe':
     'subscribes to test://watched-resource over stateless 2025-11-25 HTTP, where no stream could carry the updates: agentport does not declare resources.subscribe there (subscriptions work over stdio and through subscriptions/listen in 2026-07-28; test/e2e/resources.test.ts)',
   'resources-unsubscribe': 'as resources-subscribe: no resource subscriptions on stateless 2025-11-25 HTTP',
-  'prompts-get-embedded-resource': 'needs a prompt that embeds a resource given as an argument; agentport prompts render their definitions and never embed resources from arguments',
-  'prompts-get-with-image': 'needs a prompt that returns a fixed image; agentport prompts render their definitions (an image only when the definition has one)',
-  'server-sse-polling': 'needs a test_reconnection tool that closes the SSE stream mid-call and resumable streams; agentport\'s HTTP transport is stateless (no sessions, no event store)',
+  'prompts-get-embedded-resource':
+    'needs a prompt that embeds a resource given as an argument; agentport prompts render their definitions and never embed resources from arguments',
+  'prompts-get-with-image':
+    'needs a prompt that returns a fixed image; agentport prompts render their definitions (an image only when the definition has one)',
+  'server-sse-polling':
+    "needs a test_reconnection tool that closes the SSE stream mid-call and resumable streams; agentport's HTTP transport is stateless (no sessions, no event store)",
   'tasks-mrtr-composition':
     'its fixture answers a call with a multi-round-trip input request before the call becomes a task; agentport runs ask for input only inside a task',
   'http-custom-header-server-validation':
-    'needs a tool whose input schema marks a parameter with x-mcp-header; agentport\'s generated schemas have no such annotation',
+    "needs a tool whose input schema marks a parameter with x-mcp-header; agentport's generated schemas have no such annotation",
   ...Object.fromEntries(
     [
       'basic-elicitation',
@@ -88,12 +97,15 @@ const CHECKS_NOT_APPLICABLE = {
   'server-stateless': {
     'sep-2575-server-rejects-undeclared-capability': [
       'test_missing_capability',
-      'needs a tool that requires the sampling capability; agentport never asks the client\'s model (its -32021 for an undeclared capability is checked by tasks-required-task-error)',
+      "needs a tool that requires the sampling capability; agentport never asks the client's model (its -32021 for an undeclared capability is checked by tasks-required-task-error)",
     ],
     'sep-2575-missing-capability-http-400': ['test_missing_capability', 'as sep-2575-server-rejects-undeclared-capability'],
   },
   'tasks-mrtr-input': {
-    'tasks-mrtr-partial-fulfillment': ['Unknown tool: multi_input', 'a run asks one question at a time, so no fixture has two input requests open at once'],
+    'tasks-mrtr-partial-fulfillment': [
+      'Unknown tool: multi_input',
+      'a run asks one question at a time, so no fixture has two input requests open at once',
+    ],
   },
 };
 
@@ -105,22 +117,47 @@ const PLAY = [
   ['Draw an image.', (m) => (m.some((x) => x.role === 'tool') ? { text: 'Here is the image.' } : { tools: [['draw_pixel', {}]] })],
   ['Make a sound.', (m) => (m.some((x) => x.role === 'tool') ? { text: 'Here is the sound.' } : { tools: [['beep', {}]] })],
   ['Work in steps.', (m) => (m.some((x) => x.role === 'tool') ? { text: 'Done in steps.' } : { tools: [['sleep', { seconds: 0.05 }]] })],
-  ['Log while working.', (m) => (m.at(-1)?.role === 'tool' ? { text: 'Welcome back!' } : { tools: [['lookup_customer', { name: 'Ada' }]] })],
+  [
+    'Log while working.',
+    (m) => (m.at(-1)?.role === 'tool' ? { text: 'Welcome back!' } : { tools: [['lookup_customer', { name: 'Ada' }]] }),
+  ],
   ['This is a simple prompt for testing.', () => ({ text: 'Simple.' })],
   ['Prompt with arguments.', () => ({ text: 'With arguments.' })],
   ['Ask first.', () => ({ text: 'Thank you.' })],
-  ['Greet.', (m) => {
-    const asked = userText(m);
-    return { text: `Hello, ${/"name"\s*:\s*"([^"]*)"/.exec(asked)?.[1] ?? /name\W+(\w+)/.exec(asked)?.[1] ?? 'you'}!` };
-  }],
-  ['Compute slowly.', (m) => (m.at(-1)?.role === 'tool' ? { text: 'Computed.' } : { tools: [['sleep', { seconds: Number(/seconds\W{0,4}(\d+(?:\.\d+)?)/.exec(userText(m))?.[1] ?? 0) }]] })],
-  ['Fail.', (m) => (m.at(-1)?.role === 'tool' ? { tools: [['give_up', { message: 'the job always fails' }]] } : { tools: [['sleep', { seconds: 1 }]] })],
-  ['Delete on confirmation.', (m) => (m.at(-1)?.role === 'tool' ? { text: `Deleted: ${String(m.at(-1).content)}` } : { tools: [['subagent_create', { name: 'deleter1', arguments: { message: 'delete the file' } }]] })],
+  [
+    'Greet.',
+    (m) => {
+      const asked = userText(m);
+      return { text: `Hello, ${/"name"\s*:\s*"([^"]*)"/.exec(asked)?.[1] ?? /name\W+(\w+)/.exec(asked)?.[1] ?? 'you'}!` };
+    },
+  ],
+  [
+    'Compute slowly.',
+    (m) =>
+      m.at(-1)?.role === 'tool'
+        ? { text: 'Computed.' }
+        : { tools: [['sleep', { seconds: Number(/seconds\W{0,4}(\d+(?:\.\d+)?)/.exec(userText(m))?.[1] ?? 0) }]] },
+  ],
+  [
+    'Fail.',
+    (m) =>
+      m.at(-1)?.role === 'tool' ? { tools: [['give_up', { message: 'the job always fails' }]] } : { tools: [['sleep', { seconds: 1 }]] },
+  ],
+  [
+    'Delete on confirmation.',
+    (m) =>
+      m.at(-1)?.role === 'tool'
+        ? { text: `Deleted: ${String(m.at(-1).content)}` }
+        : { tools: [['subagent_create', { name: 'deleter1', arguments: { message: 'delete the file' } }]] },
+  ],
   ['Deleter.', () => ({ tools: [['done', { message: 'the file is gone' }]] })],
 ];
 
 function userText(messages) {
-  return messages.filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+  return messages
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)))
+    .join('\n');
 }
 
 function answer(body) {
@@ -148,19 +185,32 @@ async function startModel() {
       const reply = answer(body);
       if (reply.status) return send(reply.status, { error: { message: reply.error, type: 'conformance' } });
       n += 1;
-      const toolCalls = (reply.tools ?? []).map(([name, args], i) => ({ id: `call_${n}_${i}`, type: 'function', function: { name, arguments: JSON.stringify(args) } }));
+      const toolCalls = (reply.tools ?? []).map(([name, args], i) => ({
+        id: `call_${n}_${i}`,
+        type: 'function',
+        function: { name, arguments: JSON.stringify(args) },
+      }));
       send(200, {
         id: `chatcmpl-${n}`,
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model: body.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: reply.text ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: toolCalls.length ? 'tool_calls' : 'stop' }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: reply.text ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+            finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
+          },
+        ],
         usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
       });
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/v1`,
+    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))),
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -239,18 +289,35 @@ function suite(args, { timeoutMs = SCENARIO_TIMEOUT_MS } = {}) {
 async function serverScenarios() {
   const { output } = await suite(['list'], { timeoutMs: 60_000 });
   const section = output.split(/\n(?=\S)/).find((part) => part.startsWith('Server scenarios')) ?? '';
-  return [...section.matchAll(/^\s+- (\S+) \[([^\]]*)\]/gm)].map(([, name, versions]) => ({ name, versions: versions.split(',').map((v) => v.trim()) }));
+  return [...section.matchAll(/^\s+- (\S+) \[([^\]]*)\]/gm)].map(([, name, versions]) => ({
+    name,
+    versions: versions.split(',').map((v) => v.trim()),
+  }));
 }
 
 async function runScenario(url, name, version) {
   const out = mkdtempSync(path.join(tmpdir(), 'agentport-conformance-'));
   try {
-    const { output, signal } = await suite(['server', '--url', url, '--scenario', name, ...(version ? ['--spec-version', version] : []), '-o', out]);
+    const { output, signal } = await suite([
+      'server',
+      '--url',
+      url,
+      '--scenario',
+      name,
+      ...(version ? ['--spec-version', version] : []),
+      '-o',
+      out,
+    ]);
     const files = readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('checks.json'));
     const checks = files.flatMap((file) => JSON.parse(readFileSync(path.join(out, file), 'utf8')));
     if (checks.length === 0) {
       const skipped = /SKIPPED: scenario/.test(output);
-      return { checks, output, error: skipped ? undefined : signal ? `killed after ${SCENARIO_TIMEOUT_MS / 1000} s` : 'the suite wrote no checks', skipped };
+      return {
+        checks,
+        output,
+        error: skipped ? undefined : signal ? `killed after ${SCENARIO_TIMEOUT_MS / 1000} s` : 'the suite wrote no checks',
+        skipped,
+      };
     }
     return { checks, output };
   } finally {
@@ -262,7 +329,14 @@ async function runScenario(url, name, version) {
 function runsOf({ name, versions }) {
   if (versions.includes('extension')) return [{ name, version: undefined }];
   const served = VERSIONS.filter((version) => versions.includes(version));
-  if (served.length === 0) return [{ name, version: versions.join(','), notApplicable: `applies to protocol versions ${versions.join(', ')} only; agentport serves ${VERSIONS.join(' and ')}` }];
+  if (served.length === 0)
+    return [
+      {
+        name,
+        version: versions.join(','),
+        notApplicable: `applies to protocol versions ${versions.join(', ')} only; agentport serves ${VERSIONS.join(' and ')}`,
+      },
+    ];
   return served.map((version) => ({ name, version }));
 }
 
@@ -300,7 +374,11 @@ function printTable(rows) {
   const headers = ['scenario', 'version', 'result', 'details'];
   const cells = rows.map((row) => [row.name, row.version ?? 'extension', row.status, row.detail]);
   const widths = headers.slice(0, 3).map((header, i) => Math.max(header.length, ...cells.map((cell) => cell[i].length)));
-  const line = (cell) => `${cell.slice(0, 3).map((value, i) => value.padEnd(widths[i])).join('  ')}  ${cell[3]}`;
+  const line = (cell) =>
+    `${cell
+      .slice(0, 3)
+      .map((value, i) => value.padEnd(widths[i]))
+      .join('  ')}  ${cell[3]}`;
   console.log(line(headers));
   console.log(line(widths.map((w) => '-'.repeat(w)).concat('-------')));
   for (const cell of cells) console.log(line(cell));
@@ -311,13 +389,16 @@ async function main() {
   const only = argv.flatMap((arg, i) => (arg === '--scenario' && argv[i + 1] ? [argv[i + 1]] : []));
   const verbose = argv.includes('--verbose');
   const scenarios = (await serverScenarios()).filter((scenario) => only.length === 0 || only.includes(scenario.name));
-  if (scenarios.length === 0) throw new Error(only.length ? `no server scenario named ${only.join(', ')}` : 'the suite listed no server scenarios');
+  if (scenarios.length === 0)
+    throw new Error(only.length ? `no server scenario named ${only.join(', ')}` : 'the suite listed no server scenarios');
 
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agentport-conformance-data-'));
   const model = await startModel();
   const agentport = await startAgentport(model.url, dataDir);
   await warmUp(agentport.url);
-  console.log(`agentport at ${agentport.url} (agents: ${path.relative(ROOT, AGENTS)}), ${scenarios.length} server scenarios of @modelcontextprotocol/conformance\n`);
+  console.log(
+    `agentport at ${agentport.url} (agents: ${path.relative(ROOT, AGENTS)}), ${scenarios.length} server scenarios of @modelcontextprotocol/conformance\n`,
+  );
   const rows = [];
   try {
     for (const scenario of scenarios) {
@@ -346,11 +427,13 @@ async function main() {
   console.log('');
   printTable(rows);
   const count = (status) => rows.filter((row) => row.status === status).length;
-  console.log(`\n${count('passed')} passed, ${count('failed')} failed, ${count('not applicable')} not applicable, ${count('skipped')} skipped by the suite`);
+  console.log(
+    `\n${count('passed')} passed, ${count('failed')} failed, ${count('not applicable')} not applicable, ${count('skipped')} skipped by the suite`,
+  );
   if (count('failed') > 0) process.exitCode = 1;
 }
 
 main().catch((error) => {
-  console.error(error instanceof Error ? error.stack ?? error.message : String(error));
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
   process.exitCode = 1;
 });

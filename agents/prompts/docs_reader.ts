@@ -10,7 +10,8 @@ import { definePrompt } from 'agentport-mcp';
 export default definePrompt({
   name: 'docs_reader',
   title: 'Docs reader',
-  toolDescription: "Answer a question about agentport from its own documentation (the docs/ folder), naming the file the answer comes from.",
+  toolDescription:
+    'Answer a question about agentport from its own documentation (the docs/ folder), naming the file the answer comes from.',
   model: 'main',
   exposeAsTool: true,
   prompt:

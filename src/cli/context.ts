@@ -66,7 +66,8 @@ export class CommandError extends Error {}
  */
 export async function assertAgentsDir(agentsDir: string, options: DirOptions = {}): Promise<void> {
   const shown = shownPath(agentsDir);
-  const given = options.dir !== undefined ? '' : process.env.AGENTPORT_DIR ? ' (from AGENTPORT_DIR)' : ' (the default: pass --dir for another)';
+  const given =
+    options.dir !== undefined ? '' : process.env.AGENTPORT_DIR ? ' (from AGENTPORT_DIR)' : ' (the default: pass --dir for another)';
   const hint = () => didYouMean(agentsDir) ?? `; create one with: agentport init ${shown}`;
   let isDirectory: boolean;
   try {
@@ -78,12 +79,16 @@ export async function assertAgentsDir(agentsDir: string, options: DirOptions = {
   // A project folder holding agents/ (passed as `--dir .`) would load agents/prompts/x.ts as an agent definition.
   const kindFolders = entriesOf(agentsDir).filter((e) => e.isDirectory() && Object.hasOwn(KIND_FOLDERS, e.name));
   if (kindFolders.length === 1 && kindFolders[0]!.name === 'agents' && looksLikeAgentsDir(path.join(agentsDir, 'agents'), false)) {
-    throw new CommandError(`${shown}${given} is not an agents folder but holds one; did you mean ${shownPath(path.join(agentsDir, 'agents'))}?`);
+    throw new CommandError(
+      `${shown}${given} is not an agents folder but holds one; did you mean ${shownPath(path.join(agentsDir, 'agents'))}?`,
+    );
   }
   const files = await discoverDefinitionFiles(agentsDir);
   if (files.length > 0 || entriesOf(agentsDir).some((e) => e.isFile() && e.name === 'mcp.json')) return;
   throw new CommandError(
-    `agents folder ${shown}${given} has no definitions (.ts or .js files under ${Object.keys(KIND_FOLDERS).map((k) => `${k}/`).join(', ')}, or .prompty files)${hint()}`,
+    `agents folder ${shown}${given} has no definitions (.ts or .js files under ${Object.keys(KIND_FOLDERS)
+      .map((k) => `${k}/`)
+      .join(', ')}, or .prompty files)${hint()}`,
   );
 }
 
@@ -95,8 +100,16 @@ export async function assertAgentsDir(agentsDir: string, options: DirOptions = {
 function didYouMean(agentsDir: string): string | undefined {
   const parent = path.dirname(agentsDir);
   const name = path.basename(agentsDir);
-  const siblings = entriesOf(parent).filter((e) => e.isDirectory() && e.name !== name && !e.name.startsWith('.') && e.name !== 'node_modules');
-  const close = (candidates: Dirent[]) => /"(.*)"/.exec(suggestName(name, candidates.map((e) => e.name)))?.[1];
+  const siblings = entriesOf(parent).filter(
+    (e) => e.isDirectory() && e.name !== name && !e.name.startsWith('.') && e.name !== 'node_modules',
+  );
+  const close = (candidates: Dirent[]) =>
+    /"(.*)"/.exec(
+      suggestName(
+        name,
+        candidates.map((e) => e.name),
+      ),
+    )?.[1];
   const looking = siblings.filter((e) => looksLikeAgentsDir(path.join(parent, e.name)));
   const inside = entriesOf(agentsDir).find((e) => e.isDirectory() && looksLikeAgentsDir(path.join(agentsDir, e.name)));
   const pick =

@@ -1,7 +1,10 @@
 import { loadForCommand, printIssues } from './context.js';
 
 /** Exposed tools and function tools of an agents folder, in MCP tools/list shape (with `upstream`: and its upstream servers' tools). */
-export async function searchableRegistryTools(dir: string, options: { upstream?: boolean } = {}): Promise<Array<{ name: string; description?: string; inputSchema?: Record<string, unknown> }>> {
+export async function searchableRegistryTools(
+  dir: string,
+  options: { upstream?: boolean } = {},
+): Promise<Array<{ name: string; description?: string; inputSchema?: Record<string, unknown> }>> {
   const loaded = await loadForCommand({ dir });
   printIssues(loaded.issues);
   if (loaded.errors.length) throw new Error(`${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
@@ -19,7 +22,8 @@ export async function searchableRegistryTools(dir: string, options: { upstream?:
     const { readUpstreamTools } = await import('../upstream/report.js');
     const upstream = await readUpstreamTools(loaded.registry);
     for (const failure of upstream.failures) process.stderr.write(`agentport: ${failure.error}\n`);
-    for (const tool of upstream.tools) tools.set(tool.name, { name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
+    for (const tool of upstream.tools)
+      tools.set(tool.name, { name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
   }
   return [...tools.values()];
 }

@@ -24,24 +24,41 @@ export async function typeCheck(agentsDir: string): Promise<TypeCheckResult> {
   const tsconfig = path.join(agentsDir, 'tsconfig.json');
   if (!existsSync(tsconfig)) {
     return {
-      issues: [{ severity: 'error', file: shownPath(agentsDir), message: 'no tsconfig.json: --types type-checks a folder that has one (agentport init writes it)' }],
+      issues: [
+        {
+          severity: 'error',
+          file: shownPath(agentsDir),
+          message: 'no tsconfig.json: --types type-checks a folder that has one (agentport init writes it)',
+        },
+      ],
       summary: 'types: not checked (no tsconfig.json)',
     };
   }
   const tsc = resolveTsc(agentsDir);
   if (!tsc) {
     return {
-      issues: [{ severity: 'error', file: shownPath(tsconfig), message: `typescript is not installed: run npm install in ${shownPath(agentsDir)} (its package.json lists typescript)` }],
+      issues: [
+        {
+          severity: 'error',
+          file: shownPath(tsconfig),
+          message: `typescript is not installed: run npm install in ${shownPath(agentsDir)} (its package.json lists typescript)`,
+        },
+      ],
       summary: 'types: not checked (typescript not installed)',
     };
   }
   const { code, output } = await run(process.execPath, [tsc.bin, '--noEmit', '-p', tsconfig, '--pretty', 'false'], agentsDir);
   const issues = parseDiagnostics(output, agentsDir, tsconfig);
   if (code !== 0 && issues.length === 0) {
-    issues.push({ severity: 'error', file: shownPath(tsconfig), message: `tsc failed (exit code ${code}): ${output.trim().split('\n')[0] ?? ''}` });
+    issues.push({
+      severity: 'error',
+      file: shownPath(tsconfig),
+      message: `tsc failed (exit code ${code}): ${output.trim().split('\n')[0] ?? ''}`,
+    });
   }
   for (const issue of issues) {
-    if (/^TS2307: Cannot find module '(agentport-mcp|zod)'/.test(issue.message)) issue.message += ` (run npm install in ${shownPath(agentsDir)})`;
+    if (/^TS2307: Cannot find module '(agentport-mcp|zod)'/.test(issue.message))
+      issue.message += ` (run npm install in ${shownPath(agentsDir)})`;
   }
   const errors = issues.filter((i) => i.severity === 'error').length;
   return { issues, summary: `types: ${errors ? `${errors} error(s)` : 'ok'} (tsc ${tsc.version} --noEmit -p ${shownPath(tsconfig)})` };
@@ -85,7 +102,7 @@ function resolveTsc(agentsDir: string): { bin: string; version: string } | undef
 function run(command: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
     execFile(command, args, { cwd, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : 1) : 0;
+      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0;
       resolve({ code, output: `${stdout}${stderr}` });
     });
   });

@@ -17,7 +17,12 @@ const WINDOW = 80;
  * @param line 1-based line in the file
  * @param column 1-based column (clamped to the line)
  */
-export function codeFrame(source: string, line: number, column: number, options: { before?: number; after?: number; firstLine?: number } = {}): string {
+export function codeFrame(
+  source: string,
+  line: number,
+  column: number,
+  options: { before?: number; after?: number; firstLine?: number } = {},
+): string {
   const offset = (options.firstLine ?? 1) - 1;
   const lines = source.replace(/\r\n?/g, '\n').split('\n');
   if (line - offset < 1 || line - offset > lines.length) return '';

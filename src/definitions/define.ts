@@ -12,9 +12,7 @@ import type {
 } from './types.js';
 
 /** Define a prompt: system instructions, a model, tools and behaviour. */
-export function definePrompt<N extends string, S extends ToolArgs = never>(
-  options: PromptDefinition<N, S>,
-): PromptDefinition<N, S> {
+export function definePrompt<N extends string, S extends ToolArgs = never>(options: PromptDefinition<N, S>): PromptDefinition<N, S> {
   return brand(options, 'prompt');
 }
 

@@ -14,9 +14,7 @@ export interface LoadIssue {
 }
 
 export function formatIssue(issue: LoadIssue): string {
-  const where = [issue.file, issue.definition && `"${issue.definition}"`, issue.field && `field ${issue.field}`]
-    .filter(Boolean)
-    .join(' ');
+  const where = [issue.file, issue.definition && `"${issue.definition}"`, issue.field && `field ${issue.field}`].filter(Boolean).join(' ');
   return `${issue.severity}: ${where}: ${issue.message}`;
 }
 

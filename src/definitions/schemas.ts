@@ -14,7 +14,11 @@ import { z } from 'zod';
 import type { HookName } from './types.js';
 import { isZodObject } from './zodShape.js';
 
-const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
+const nonEmpty = (what: string) =>
+  z
+    .string({ error: `${what} must be a string` })
+    .trim()
+    .min(1, `${what} must not be empty`);
 
 const zodObjectSchema = (what: string) =>
   z.custom<z.ZodObject<z.ZodRawShape>>((v) => isZodObject(v), `${what} must be a zod object schema (z.object({...}))`);
@@ -150,7 +154,11 @@ export const promptDefinitionSchema = z.strictObject({
       include: z.boolean().optional(),
     })
     .optional(),
-  recentImageThreshold: z.number().int('recentImageThreshold must be a positive integer').positive('recentImageThreshold must be a positive integer').optional(),
+  recentImageThreshold: z
+    .number()
+    .int('recentImageThreshold must be a positive integer')
+    .positive('recentImageThreshold must be a positive integer')
+    .optional(),
   hooks: z.array(nonEmpty('hook id')).optional(),
   ...exposure,
 });

@@ -143,8 +143,7 @@ export interface ExposureOptions {
 
 export type TaskSupport = 'forbidden' | 'optional' | 'required';
 
-export interface PromptDefinition<N extends string = string, S extends ToolArgs = ToolArgs>
-  extends ExposureOptions {
+export interface PromptDefinition<N extends string = string, S extends ToolArgs = ToolArgs> extends ExposureOptions {
   name: N;
   toolDescription: string;
   prompt: PromptContent;
@@ -170,8 +169,7 @@ export interface PromptDefinition<N extends string = string, S extends ToolArgs 
 }
 
 /** The inferred input type of a prompt with a `requiredSchema`. */
-export type PromptInput<T extends PromptDefinition> =
-  T['requiredSchema'] extends ToolArgs ? z.infer<T['requiredSchema']> : never;
+export type PromptInput<T extends PromptDefinition> = T['requiredSchema'] extends ToolArgs ? z.infer<T['requiredSchema']> : never;
 
 // ---------------------------------------------------------------- tools
 
@@ -340,7 +338,12 @@ export interface ThreadState {
   getModelNames(): string[];
 
   // -- the thread's files (paths confined to the thread)
-  writeFile(path: string, data: string | Uint8Array, mimeType: string, options?: { name?: string; description?: string; width?: number; height?: number }): Promise<FileRecord>;
+  writeFile(
+    path: string,
+    data: string | Uint8Array,
+    mimeType: string,
+    options?: { name?: string; description?: string; width?: number; height?: number },
+  ): Promise<FileRecord>;
   /** The file's bytes, or null when there is none. */
   readFile(path: string): Promise<Uint8Array | null>;
   statFile(path: string): Promise<FileRecord | null>;
@@ -384,10 +387,7 @@ export type ToolExecute<Args extends ToolArgs | null> = Args extends ToolArgs
   ? (state: ThreadState, args: z.infer<Args>) => Promise<ToolResult>
   : (state: ThreadState) => Promise<ToolResult>;
 
-export interface DefineToolOptions<
-  Args extends ToolArgs | null = null,
-  Tenvs extends ToolTenvs | null = null,
-> {
+export interface DefineToolOptions<Args extends ToolArgs | null = null, Tenvs extends ToolTenvs | null = null> {
   description: string;
   args?: Args;
   execute: ToolExecute<Args>;
@@ -401,10 +401,10 @@ export interface DefineToolOptions<
   timeoutMs?: number;
 }
 
-export interface ToolDefinition<
-  Args extends ToolArgs | null = null,
-  Tenvs extends ToolTenvs | null = null,
-> extends DefineToolOptions<Args, Tenvs> {}
+export interface ToolDefinition<Args extends ToolArgs | null = null, Tenvs extends ToolTenvs | null = null> extends DefineToolOptions<
+  Args,
+  Tenvs
+> {}
 
 // ---------------------------------------------------------------- models
 

@@ -43,7 +43,16 @@ export function validateDefinition(
 ): ValidationOutcome {
   const where = { file, ...(definitionName !== undefined ? { definition: definitionName } : {}) };
   if (typeof value !== 'object' || value === null) {
-    return { ok: false, issues: [{ severity: 'error', ...where, message: `expected ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} definition object, got ${describeValue(value)}` }] };
+    return {
+      ok: false,
+      issues: [
+        {
+          severity: 'error',
+          ...where,
+          message: `expected ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} definition object, got ${describeValue(value)}`,
+        },
+      ],
+    };
   }
   const issues: LoadIssue[] = [];
   const schema = SCHEMAS[kind];
@@ -87,7 +96,10 @@ function checkAgent(agent: AgentDefinition): FieldProblem[] {
   if (!dual && agent.sideB !== undefined) {
     warn('sideB', 'side B of an ai_human agent is the human: its prompt is not run');
   }
-  for (const [key, side] of [['sideA', agent.sideA], ['sideB', agent.sideB]] as const) {
+  for (const [key, side] of [
+    ['sideA', agent.sideA],
+    ['sideB', agent.sideB],
+  ] as const) {
     if (side) checkSide(key, side, error);
   }
   return problems;
@@ -117,12 +129,7 @@ export interface DescribedIssue {
  * value at each issue's path. `schema` (optional) gives the known keys for
  * "did you mean" hints on unknown keys.
  */
-export function describeSchemaIssues(
-  issues: readonly Issue[],
-  root: unknown,
-  kind: string,
-  schema?: z.ZodType,
-): DescribedIssue[] {
+export function describeSchemaIssues(issues: readonly Issue[], root: unknown, kind: string, schema?: z.ZodType): DescribedIssue[] {
   const out: DescribedIssue[] = [];
   for (const issue of issues) describeIssue(issue, [], { root, kind, schema }, out);
   return out;
@@ -199,7 +206,11 @@ function describeUnion(
   if (issue.errors.length === 0) {
     // A discriminated union whose discriminator (the last path key) matched no option.
     const options = discriminated.options ?? [];
-    out.push({ severity: 'error', field: fieldPath(path), message: options.length ? `${name} must be ${oneOf(options)}, ${got}` : `${name}: ${issue.message}` });
+    out.push({
+      severity: 'error',
+      field: fieldPath(path),
+      message: options.length ? `${name} must be ${oneOf(options)}, ${got}` : `${name}: ${issue.message}`,
+    });
     return;
   }
   const typeMatched = issue.errors.filter((branch) => !branch.some((i) => i.path.length === 0 && failsOnType(i)));
@@ -223,7 +234,9 @@ function describeUnion(
     return;
   }
   const expected = [...new Set(issue.errors.map(rootExpectation).filter((e): e is string => e !== undefined))];
-  const message = expected.length ? `${name} must be ${expected.join(' or ')}, ${got}` : `${name} matches none of the accepted forms, ${got}`;
+  const message = expected.length
+    ? `${name} must be ${expected.join(' or ')}, ${got}`
+    : `${name} matches none of the accepted forms, ${got}`;
   out.push({ severity: 'error', field: fieldPath(path), message });
 }
 

@@ -98,7 +98,13 @@ const NETWORK_CODES = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTF
  */
 export function isRetryable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null || error instanceof AgentportError) return false;
-  const { status, name, code, retryable, cause } = error as { status?: unknown; name?: unknown; code?: unknown; retryable?: unknown; cause?: unknown };
+  const { status, name, code, retryable, cause } = error as {
+    status?: unknown;
+    name?: unknown;
+    code?: unknown;
+    retryable?: unknown;
+    cause?: unknown;
+  };
   if (retryable === true) return true;
   if (typeof status === 'number') return status === 408 || status === 409 || status === 429 || status >= 500;
   if (typeof name === 'string' && NETWORK_ERRORS.has(name)) return true;
@@ -108,7 +114,8 @@ export function isRetryable(error: unknown): boolean {
 
 function retryAfterMs(error: unknown): number | undefined {
   const headers = (error as { headers?: { get?: (name: string) => string | null } | Record<string, string> } | null)?.headers;
-  const raw = typeof headers?.get === 'function' ? headers.get('retry-after') : (headers as Record<string, string> | undefined)?.['retry-after'];
+  const raw =
+    typeof headers?.get === 'function' ? headers.get('retry-after') : (headers as Record<string, string> | undefined)?.['retry-after'];
   const seconds = raw ? Number(raw) : NaN;
   return Number.isFinite(seconds) ? seconds * 1000 : undefined;
 }

@@ -49,7 +49,12 @@ export class OpenAICompatibleProvider implements ModelProvider {
     }
     // Reasoning text comes under different names depending on the server.
     const extra = message as unknown as { reasoning?: unknown; reasoning_content?: unknown } | undefined;
-    const reasoning = typeof extra?.reasoning === 'string' ? extra.reasoning : typeof extra?.reasoning_content === 'string' ? extra.reasoning_content : undefined;
+    const reasoning =
+      typeof extra?.reasoning === 'string'
+        ? extra.reasoning
+        : typeof extra?.reasoning_content === 'string'
+          ? extra.reasoning_content
+          : undefined;
     return {
       text: message?.content ?? null,
       toolCalls,
@@ -60,7 +65,9 @@ export class OpenAICompatibleProvider implements ModelProvider {
             usage: {
               promptTokens: completion.usage.prompt_tokens,
               completionTokens: completion.usage.completion_tokens,
-              ...(completion.usage.prompt_tokens_details?.cached_tokens ? { cachedTokens: completion.usage.prompt_tokens_details.cached_tokens } : {}),
+              ...(completion.usage.prompt_tokens_details?.cached_tokens
+                ? { cachedTokens: completion.usage.prompt_tokens_details.cached_tokens }
+                : {}),
             },
           }
         : {}),

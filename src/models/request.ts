@@ -30,7 +30,11 @@ export function buildModelRequest(options: {
   requireTool: boolean;
 }): ModelRequest {
   const { model, prompt, tools } = options;
-  const request: ModelRequest = { ...modelRequestBase(model), messages: options.messages, ...reasoningRequestFields(prompt.reasoning, model) };
+  const request: ModelRequest = {
+    ...modelRequestBase(model),
+    messages: options.messages,
+    ...reasoningRequestFields(prompt.reasoning, model),
+  };
   if (prompt.responseSchema) request.response_format = responseFormat(prompt.responseSchema);
   if (tools.length > 0) {
     request.tools = toFunctionDefinitions(tools);

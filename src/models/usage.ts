@@ -29,7 +29,8 @@ export function callUsage(response: ModelResponse, model: ModelDefinition): Usag
   const cached = Math.min(response.usage?.cachedTokens ?? 0, input);
   const usage: Usage = { modelCalls: 1, inputTokens: input, outputTokens: output, cachedTokens: cached };
   if (model.inputPrice === undefined || model.outputPrice === undefined) return { ...usage, unpricedCalls: 1 };
-  const cost = ((input - cached) * model.inputPrice + cached * (model.cachedPrice ?? model.inputPrice) + output * model.outputPrice) / 1_000_000;
+  const cost =
+    ((input - cached) * model.inputPrice + cached * (model.cachedPrice ?? model.inputPrice) + output * model.outputPrice) / 1_000_000;
   return { ...usage, costUsd: cost };
 }
 

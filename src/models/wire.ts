@@ -61,7 +61,12 @@ export function toWireMessages(input: readonly WireInput[], options: WireOptions
         if (images.length) {
           const parts: ContentPart[] = [
             { type: 'text', text: `Images returned by the tool ${message.toolName ?? ''}:` },
-            ...images.map((ref): ContentPart => ({ type: 'image', path: ref.path, mimeType: ref.mimeType, description: ref.description ?? ref.name })),
+            ...images.map((ref): ContentPart => ({
+              type: 'image',
+              path: ref.path,
+              mimeType: ref.mimeType,
+              description: ref.description ?? ref.name,
+            })),
           ];
           pendingImages.push(userContent(resolvedParts(message, parts), imagesAllowed));
         }
@@ -132,13 +137,11 @@ function nameOf(message: WireInput): { name?: string } {
 export function textOf(content: StoredMessage['content']): string {
   if (content === null) return '';
   if (typeof content === 'string') return content;
-  return content
-    .map((part) => (part.type === 'text' ? part.text : describeMedia(part)))
-    .join('\n');
+  return content.map((part) => (part.type === 'text' ? part.text : describeMedia(part))).join('\n');
 }
 
 function describeMedia(part: Exclude<ContentPart, { type: 'text' }>): string {
-  const label = part.type === 'image' ? part.description ?? part.path ?? 'image' : part.name ?? part.path ?? 'file';
+  const label = part.type === 'image' ? (part.description ?? part.path ?? 'image') : (part.name ?? part.path ?? 'file');
   return `[${part.type}: ${label}]`;
 }
 
@@ -154,6 +157,9 @@ function userContent(content: StoredMessage['content'], imagesAllowed: boolean):
     if (part.type === 'file' && part.url && part.url.startsWith('data:')) {
       return { type: 'file', file: { file_data: part.url, filename: part.name ?? 'file' } };
     }
-    return { type: 'text', text: part.type === 'image' ? `[image omitted: ${part.description ?? part.path ?? part.url ?? 'image'}]` : describeMedia(part) };
+    return {
+      type: 'text',
+      text: part.type === 'image' ? `[image omitted: ${part.description ?? part.path ?? part.url ?? 'image'}]` : describeMedia(part),
+    };
   });
 }

@@ -66,11 +66,20 @@ export function rememberCompiled(p: LoadedPrompty, jinja: CompiledJinja | undefi
  * returned `slots`.
  * @throws {AgentportError} `PROMPTY_RENDER` for a jinja2 render error (`data.templateLine`)
  */
-export async function renderTemplate(p: LoadedPrompty, scan: TemplateScan, view: Record<string, unknown>): Promise<{ text: string; slots: Interpolations }> {
+export async function renderTemplate(
+  p: LoadedPrompty,
+  scan: TemplateScan,
+  view: Record<string, unknown>,
+): Promise<{ text: string; slots: Interpolations }> {
   if (p.engine === 'jinja2') {
     let jinja = compiled.get(p);
     if (!jinja) {
-      const result = await compileFor(p.template, scan, p.inputs.map((i) => i.name), p.file);
+      const result = await compileFor(
+        p.template,
+        scan,
+        p.inputs.map((i) => i.name),
+        p.file,
+      );
       // loadPromptyFile refuses a template that does not compile; this is a hand-made LoadedPrompty.
       if (!result.compiled) throw new Error(`${p.file}: ${result.problems[0]?.message ?? 'jinja2 template does not compile'}`);
       jinja = result.compiled;

@@ -93,7 +93,10 @@ function normalizeDeclaration(name: string, raw: unknown, path: FieldPath, repor
   } else if (typeof rawType === 'string' && TYPE_ALIASES[rawType.toLowerCase()] !== undefined) {
     type = TYPE_ALIASES[rawType.toLowerCase()] as PromptyInputType;
   } else {
-    report.error([...path, raw['type'] !== undefined ? 'type' : 'kind'], `unknown input type ${JSON.stringify(rawType)} (use string, number, integer, boolean, array or object)`);
+    report.error(
+      [...path, raw['type'] !== undefined ? 'type' : 'kind'],
+      `unknown input type ${JSON.stringify(rawType)} (use string, number, integer, boolean, array or object)`,
+    );
     return null;
   }
   const input: PromptyInput = { name, type, required: true };

@@ -91,7 +91,10 @@ function sandbox(ast: NjNode, nonce: string, declared: ReadonlySet<string>, prob
   };
   return rewrite(ast, (node) => {
     if (is(node, N.Include) || is(node, N.Import) || is(node, N.FromImport) || is(node, N.Extends)) {
-      refuse(node, `{% ${node.typename === 'FromImport' ? 'from' : node.typename.toLowerCase()} %} is not allowed: a template cannot read other files`);
+      refuse(
+        node,
+        `{% ${node.typename === 'FromImport' ? 'from' : node.typename.toLowerCase()} %} is not allowed: a template cannot read other files`,
+      );
       return node;
     }
     if (is(node, N.Symbol)) {
@@ -150,7 +153,10 @@ class SandboxedTemplate implements CompiledJinja {
     env.addFilter(FILL, (value: unknown) => this.fillCaptured(value));
     env.addFilter(GET, (target: unknown, key: unknown) => safeLookup(target, key));
     // Jinja2's tojson, which Prompty templates use; nunjucks only has `dump`.
-    env.addFilter('tojson', (value: unknown, indent?: unknown) => JSON.stringify(value, null, typeof indent === 'number' ? indent : undefined) ?? '');
+    env.addFilter(
+      'tojson',
+      (value: unknown, indent?: unknown) => JSON.stringify(value, null, typeof indent === 'number' ? indent : undefined) ?? '',
+    );
     // @types/nunjucks only declares a string source; a `{type: 'code'}` object is the precompiled form.
     this.template = new nunjucks.Template({ type: 'code', obj: code } as unknown as string, env, name, true);
   }
@@ -196,7 +202,9 @@ class SandboxedTemplate implements CompiledJinja {
     } finally {
       this.active = null;
     }
-    return text.replace(new RegExp(`⟦${this.nonce}p(\\d+)⟧`, 'g'), (_all, k: string) => slots.hole(lookupPath(view, this.params[Number(k)] ?? '')));
+    return text.replace(new RegExp(`⟦${this.nonce}p(\\d+)⟧`, 'g'), (_all, k: string) =>
+      slots.hole(lookupPath(view, this.params[Number(k)] ?? '')),
+    );
   }
 }
 

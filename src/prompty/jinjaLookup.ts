@@ -55,7 +55,13 @@ function stringMethod(s: string, name: string): Method | undefined {
     case 'replace':
       return (from, to) => s.split(str(from)).join(str(to));
     case 'split':
-      return (sep) => (sep === undefined || sep === null ? s.trim().split(/\s+/).filter((p) => p !== '') : s.split(str(sep)));
+      return (sep) =>
+        sep === undefined || sep === null
+          ? s
+              .trim()
+              .split(/\s+/)
+              .filter((p) => p !== '')
+          : s.split(str(sep));
     case 'join':
       return (items) => (Array.isArray(items) ? items.map(str).join(s) : '');
     default:

@@ -165,7 +165,13 @@ async function checkBody(
   });
 
   const scan = scanTemplate(template);
-  const syntax = await checkTemplate(engine, template, scan, inputs.map((i) => i.name), ctx.file);
+  const syntax = await checkTemplate(
+    engine,
+    template,
+    scan,
+    inputs.map((i) => i.name),
+    ctx.file,
+  );
   for (const problem of syntax.problems) issues.error({ ...at(problem.line), field: 'template', message: problem.message });
 
   for (const problem of scan.problems) {

@@ -69,7 +69,10 @@ function keyEnvOf(connection: Record<string, unknown>, connectionKey: string, r:
     const raw = r.rawOf(['model', connectionKey, key]);
     const ref = raw === undefined ? null : ENV_REF_RE.exec(raw);
     if (ref) return ref[1];
-    r.error(['model', connectionKey, key], 'write the key as ${env:NAME}: agentport reads it from that variable when it calls the model and never keeps it in the file');
+    r.error(
+      ['model', connectionKey, key],
+      'write the key as ${env:NAME}: agentport reads it from that variable when it calls the model and never keeps it in the file',
+    );
     return false;
   }
   return undefined;
@@ -132,7 +135,10 @@ export function checkModel(raw: unknown, r: FieldReporter): string | PromptyMode
     return undefined;
   }
   if (api !== undefined && api.trim().toLowerCase() !== 'chat') {
-    r.error(['model', raw['api'] !== undefined ? 'api' : 'apiType'], `api "${api}" is not supported: agentport calls chat models (api: chat)`);
+    r.error(
+      ['model', raw['api'] !== undefined ? 'api' : 'apiType'],
+      `api "${api}" is not supported: agentport calls chat models (api: chat)`,
+    );
     return undefined;
   }
 

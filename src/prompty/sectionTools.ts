@@ -21,7 +21,10 @@ function isRecord(v: unknown): v is Record<string, unknown> {
  * Gives `{id, ...}` entries a `name` (the id: the name the model sees and the runtime looks up) and
  * leaves out entries whose id is in `skip`.
  */
-export function normalizeRenderedTools(entries: Array<string | Record<string, unknown>>, skip: ReadonlySet<string> | undefined): PromptyToolEntry[] {
+export function normalizeRenderedTools(
+  entries: Array<string | Record<string, unknown>>,
+  skip: ReadonlySet<string> | undefined,
+): PromptyToolEntry[] {
   const out: PromptyToolEntry[] = [];
   for (const entry of entries) {
     if (typeof entry === 'string' || entry['name'] !== undefined) {

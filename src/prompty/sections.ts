@@ -33,10 +33,7 @@ export interface Section<H> {
  * Groups `lines` into sections at every line for which `detect` returns a head; `detect` also gets
  * the head of the section the line would otherwise belong to.
  */
-export function groupSections<H>(
-  lines: string[],
-  detect: (line: string, index: number, current: H | null) => H | null,
-): Array<Section<H>> {
+export function groupSections<H>(lines: string[], detect: (line: string, index: number, current: H | null) => H | null): Array<Section<H>> {
   const sections: Array<Section<H>> = [{ head: null, start: 0, lines: [] }];
   lines.forEach((line, index) => {
     const current = sections[sections.length - 1] as Section<H>;

@@ -7,7 +7,11 @@ import { AgentportError, hasCode } from '../errors.js';
 
 /** Makes a render-time template error. */
 export function templateRenderError(message: string, templateLine?: number): AgentportError {
-  return new AgentportError('PROMPTY_RENDER', message, { field: 'template', engineError: true, ...(templateLine !== undefined ? { templateLine } : {}) });
+  return new AgentportError('PROMPTY_RENDER', message, {
+    field: 'template',
+    engineError: true,
+    ...(templateLine !== undefined ? { templateLine } : {}),
+  });
 }
 
 /** True for an error made by {@link templateRenderError}. */

@@ -10,10 +10,7 @@ export type IncludeResolution =
   | { ok: false; reason: 'cycle'; chain: string[] }
   | { ok: false; reason: 'unknown'; chain: string[]; missing: string };
 
-export function resolveIncludes(
-  name: string,
-  lookup: (name: string) => PromptContent | undefined,
-): IncludeResolution {
+export function resolveIncludes(name: string, lookup: (name: string) => PromptContent | undefined): IncludeResolution {
   const memo = new Map<string, string>();
 
   const visit = (current: string, chain: string[]): IncludeResolution => {

@@ -6,12 +6,7 @@
 import path from 'node:path';
 import { kindOf, type DefinitionKind } from '../definitions/brand.js';
 import type { LoadIssue } from '../definitions/issues.js';
-import type {
-  AgentDefinition,
-  HookDefinition,
-  ModelDefinition,
-  PromptDefinition,
-} from '../definitions/types.js';
+import type { AgentDefinition, HookDefinition, ModelDefinition, PromptDefinition } from '../definitions/types.js';
 import { normalizeAgent } from '../definitions/normalize.js';
 import { validateDefinition } from '../definitions/validate.js';
 import { discoverDefinitionFiles, type DiscoveredFile } from './discover.js';
@@ -50,9 +45,7 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
   const failures = new LoadFailures();
   const files = await discoverDefinitionFiles(agentsDir);
   const moduleFiles = files.filter((f) => f.format === 'module');
-  const loader = moduleFiles.length
-    ? await createModuleLoader({ agentsDir, cacheDir: options.cacheDir ?? false })
-    : undefined;
+  const loader = moduleFiles.length ? await createModuleLoader({ agentsDir, cacheDir: options.cacheDir ?? false }) : undefined;
 
   const draft = {
     agentsDir,
@@ -84,8 +77,11 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
         failures.failedFile(discovered.file, file);
         continue;
       }
-      if (loaded.inlineModel) addDefinition(draft, { kind: 'model', value: loaded.inlineModel, exportName: undefined }, discovered.file, file, issues, failures);
-      if (addDefinition(draft, { kind: 'prompt', value: loaded.definition, exportName: undefined }, discovered.file, file, issues, failures)) {
+      if (loaded.inlineModel)
+        addDefinition(draft, { kind: 'model', value: loaded.inlineModel, exportName: undefined }, discovered.file, file, issues, failures);
+      if (
+        addDefinition(draft, { kind: 'prompt', value: loaded.definition, exportName: undefined }, discovered.file, file, issues, failures)
+      ) {
         promptyTemplates.set(loaded.definition.name, loaded.prompty);
         sources.push({ prompty: loaded.prompty, file });
       }

@@ -38,7 +38,10 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   const { createJiti } = createRequire(import.meta.url)('jiti') as typeof import('jiti');
   // Definition files get the very modules agentport runs on (virtual modules: no second copy transpiled or
   // loaded): its own API, and zod unless the folder has a zod of its own.
-  const [api, ownZod] = await Promise.all([import(pathToFileURL(packageEntry()).href) as Promise<ModuleNamespace>, zodOf(options.agentsDir)]);
+  const [api, ownZod] = await Promise.all([
+    import(pathToFileURL(packageEntry()).href) as Promise<ModuleNamespace>,
+    zodOf(options.agentsDir),
+  ]);
   const jiti: Jiti = createJiti(import.meta.url, {
     virtualModules: {
       ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, api])),
@@ -93,7 +96,12 @@ const PARSE_ERROR = /^(?:\w*Error: )?(?<message>.*?)\s*\n\s*(?<file>\S.*?):(?<li
  * @param displayFile how issues name it
  * @param shown how issues name another file (one the definition imports)
  */
-export function moduleLoadIssue(error: unknown, absoluteFile: string, displayFile: string, shown: (file: string) => string = (f) => f): LoadIssue {
+export function moduleLoadIssue(
+  error: unknown,
+  absoluteFile: string,
+  displayFile: string,
+  shown: (file: string) => string = (f) => f,
+): LoadIssue {
   const message = error instanceof Error ? error.message : String(error);
   const parse = /^(?:\w*Error: )?\w*(?:Parse|Syntax)Error\b/.test(message) ? PARSE_ERROR.exec(message) : null;
   if (parse?.groups) {
@@ -109,10 +117,18 @@ export function moduleLoadIssue(error: unknown, absoluteFile: string, displayFil
     }
     const framed = frame ? `\n${frame}` : '';
     if (path.resolve(file) === path.resolve(absoluteFile)) {
-      return { severity: 'error', file: `${displayFile}:${lineNumber}:${columnNumber}`, message: `cannot load: syntax error: ${what}${framed}` };
+      return {
+        severity: 'error',
+        file: `${displayFile}:${lineNumber}:${columnNumber}`,
+        message: `cannot load: syntax error: ${what}${framed}`,
+      };
     }
     // The syntax error is in a file the definition imports.
-    return { severity: 'error', file: displayFile, message: `cannot load: syntax error in ${shown(file)}:${lineNumber}:${columnNumber}: ${what}${framed}` };
+    return {
+      severity: 'error',
+      file: displayFile,
+      message: `cannot load: syntax error in ${shown(file)}:${lineNumber}:${columnNumber}: ${what}${framed}`,
+    };
   }
   return { severity: 'error', file: displayFile, message: `cannot load: ${message.split('\n')[0] ?? message}` };
 }

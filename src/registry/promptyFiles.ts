@@ -30,7 +30,11 @@ export async function loadPromptyPrompt(
     const data = promptyErrorData(error);
     if (!data) {
       // Not a problem of the file's content (unreadable, say): still one issue, so the rest of the folder is reported.
-      issues.push({ severity: 'error', file: displayFile, message: `cannot load: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` });
+      issues.push({
+        severity: 'error',
+        file: displayFile,
+        message: `cannot load: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      });
       return undefined;
     }
     for (const issue of data.issues) {

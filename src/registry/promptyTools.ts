@@ -67,7 +67,11 @@ export function bindPromptyTools(draft: ToolDraft, sources: readonly PromptySour
       if (!implementation) continue;
       const earlier = defined.get(entry.id);
       if (earlier && earlier.type !== entry.type) {
-        issues.push({ severity: 'error', ...where(source, entry), message: `tool "${entry.id}" is also defined with type "${earlier.type}" in ${earlier.file}; give one of them another id` });
+        issues.push({
+          severity: 'error',
+          ...where(source, entry),
+          message: `tool "${entry.id}" is also defined with type "${earlier.type}" in ${earlier.file}; give one of them another id`,
+        });
         continue;
       }
       if (earlier) continue;
@@ -91,11 +95,19 @@ export function bindPromptyTools(draft: ToolDraft, sources: readonly PromptySour
     for (const entry of source.entries) {
       if (entry.dynamic) continue;
       if (entry.hasEnv) {
-        issues.push({ severity: 'warning', ...where(source, entry), message: 'env of a body tools entry is not applied; give the tool config in the frontmatter tools field' });
+        issues.push({
+          severity: 'warning',
+          ...where(source, entry),
+          message: 'env of a body tools entry is not applied; give the tool config in the frontmatter tools field',
+        });
       }
       if (entry.name !== undefined) {
         if (!callable(entry.name)) {
-          issues.push({ severity: 'error', ...where(source, entry), message: `unknown tool "${entry.name}"${suggestName(entry.name, [...draft.tools.keys(), ...draft.prompts.keys(), ...draft.agents.keys()])}` });
+          issues.push({
+            severity: 'error',
+            ...where(source, entry),
+            message: `unknown tool "${entry.name}"${suggestName(entry.name, [...draft.tools.keys(), ...draft.prompts.keys(), ...draft.agents.keys()])}`,
+          });
         } else if (entry.hasOptions) {
           bind(entry.name, source, { name: entry.name });
         }
@@ -107,12 +119,20 @@ export function bindPromptyTools(draft: ToolDraft, sources: readonly PromptySour
         continue;
       }
       if (entry.type !== undefined && (draft.prompts.has(entry.type) || draft.agents.has(entry.type))) {
-        issues.push({ severity: 'error', ...where(source, entry), message: `type "${entry.type}" is a ${draft.prompts.has(entry.type) ? 'prompt' : 'agent'}: list it by name ("- ${entry.type}") to call it as a tool` });
+        issues.push({
+          severity: 'error',
+          ...where(source, entry),
+          message: `type "${entry.type}" is a ${draft.prompts.has(entry.type) ? 'prompt' : 'agent'}: list it by name ("- ${entry.type}") to call it as a tool`,
+        });
         continue;
       }
       const type = entry.type === undefined ? '' : ` (type "${entry.type}")`;
       const implement = entry.type === undefined ? `agents/tools/${entry.id}.ts` : `agents/tools/${entry.type}.ts`;
-      issues.push({ severity: 'warning', ...where(source, entry), message: `tool "${entry.id}"${type} is not offered to the model: no registered tool implements it (add ${implement})` });
+      issues.push({
+        severity: 'warning',
+        ...where(source, entry),
+        message: `tool "${entry.id}"${type} is not offered to the model: no registered tool implements it (add ${implement})`,
+      });
       skip.add(entry.id);
     }
     if (skip.size > 0) changed.set(source.prompty.name, { ...source.prompty, skipTools: skip });
@@ -136,8 +156,9 @@ function withSectionOptions(definition: AnyToolDefinition, perPrompt: ReadonlyMa
     const binding = perPrompt.get(state.prompt);
     if (binding) {
       const entries = await renderPromptyTools(binding.prompty, { ...state.arguments });
-      const entry = entries.find((e): e is Record<string, unknown> =>
-        isRecord(e) && ('id' in binding.match ? e['id'] === binding.match.id : e['name'] === binding.match.name),
+      const entry = entries.find(
+        (e): e is Record<string, unknown> =>
+          isRecord(e) && ('id' in binding.match ? e['id'] === binding.match.id : e['name'] === binding.match.name),
       );
       const options = entry?.['options'];
       if (isRecord(options)) {

@@ -37,13 +37,18 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
       });
     }
     if (draft.prompts.has(tool.name) || draft.agents.has(tool.name)) {
-      error(tool, 'name', `"${tool.name}" is also the name of a ${draft.prompts.has(tool.name) ? 'prompt' : 'agent'}; tool references would be ambiguous`);
+      error(
+        tool,
+        'name',
+        `"${tool.name}" is also the name of a ${draft.prompts.has(tool.name) ? 'prompt' : 'agent'}; tool references would be ambiguous`,
+      );
     }
   }
 
   for (const model of draft.models.values()) {
     model.definition.fallbacks?.forEach((fallback, i) => {
-      if (!draft.models.has(fallback)) error(model, `fallbacks[${i}]`, failures.explain(['model'], fallback) ?? `unknown model "${fallback}"`);
+      if (!draft.models.has(fallback))
+        error(model, `fallbacks[${i}]`, failures.explain(['model'], fallback) ?? `unknown model "${fallback}"`);
       else if (fallback === model.name) error(model, `fallbacks[${i}]`, 'a model cannot be its own fallback');
     });
   }
@@ -52,7 +57,11 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
   for (const prompt of draft.prompts.values()) {
     const def = prompt.definition;
     if (!draft.models.has(def.model)) {
-      error(prompt, 'model', failures.explain(['model'], def.model) ?? `unknown model "${def.model}"${suggest(def.model, draft.models.keys())}`);
+      error(
+        prompt,
+        'model',
+        failures.explain(['model'], def.model) ?? `unknown model "${def.model}"${suggest(def.model, draft.models.keys())}`,
+      );
     }
     const model = draft.models.get(def.model)?.definition;
     if (def.reasoning?.maxTokens !== undefined && model && model.reasoningStyle !== 'openrouter') {
@@ -67,35 +76,59 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
     def.tools?.forEach((ref, i) => {
       const name = typeof ref === 'string' ? ref : ref.name;
       // mcp:<server>[/<tool>]: tools of an upstream MCP server (agents/mcp.json).
-      if (isUpstreamName(name)) issues.push(...checkUpstreamReference(ref, draft.upstream, { file: prompt.file, definition: prompt.name, field: `tools[${i}]` }));
-      else if (!callable(name)) error(prompt, `tools[${i}]`, failures.explain(['tool', 'prompt', 'agent'], name) ?? `unknown tool "${name}"${suggest(name, allCallables(draft))}`);
+      if (isUpstreamName(name))
+        issues.push(...checkUpstreamReference(ref, draft.upstream, { file: prompt.file, definition: prompt.name, field: `tools[${i}]` }));
+      else if (!callable(name))
+        error(
+          prompt,
+          `tools[${i}]`,
+          failures.explain(['tool', 'prompt', 'agent'], name) ?? `unknown tool "${name}"${suggest(name, allCallables(draft))}`,
+        );
       else if (typeof ref !== 'string') checkToolConfig(draft, prompt, `tools[${i}]`, ref as unknown as Record<string, unknown>, issues);
     });
     def.hooks?.forEach((id, i) => {
-      if (!draft.hooks.has(id)) error(prompt, `hooks[${i}]`, failures.explain(['hook'], id) ?? `unknown hook id "${id}"${suggest(id, draft.hooks.keys())}`);
+      if (!draft.hooks.has(id))
+        error(prompt, `hooks[${i}]`, failures.explain(['hook'], id) ?? `unknown hook id "${id}"${suggest(id, draft.hooks.keys())}`);
     });
     if (def.exposeAsTool && !MCP_TOOL_NAME.test(prompt.name)) {
       error(prompt, 'name', 'an exposed tool name must be 1-128 characters of letters, digits, "_", "-" and "."');
     }
     if (def.exposeAsTool && def.requiredSchema && RESERVED_ARGUMENT in def.requiredSchema.shape) {
-      error(prompt, `requiredSchema.${RESERVED_ARGUMENT}`, `"${RESERVED_ARGUMENT}" is the argument every exposed tool uses to continue a thread; rename the field`);
+      error(
+        prompt,
+        `requiredSchema.${RESERVED_ARGUMENT}`,
+        `"${RESERVED_ARGUMENT}" is the argument every exposed tool uses to continue a thread; rename the field`,
+      );
     }
     // A prompt rejected for its own errors still counts here, so a cycle through it is reported as a cycle.
-    const includes = resolveIncludes(prompt.name, (name) => draft.prompts.get(name)?.definition.prompt ?? failures.rejectedPromptContent(name));
+    const includes = resolveIncludes(
+      prompt.name,
+      (name) => draft.prompts.get(name)?.definition.prompt ?? failures.rejectedPromptContent(name),
+    );
     if (includes.ok) {
       resolved.set(prompt.name, { ...prompt, systemText: includes.text });
     } else if (includes.reason === 'cycle') {
       error(prompt, 'prompt', `circular include: ${includes.chain.join(' -> ')}`);
     } else {
       const why = failures.explain(['prompt'], includes.missing);
-      error(prompt, 'prompt', why ? `${why}; included via ${includes.chain.join(' -> ')}` : `include of unknown prompt "${includes.missing}" (via ${includes.chain.join(' -> ')})`);
+      error(
+        prompt,
+        'prompt',
+        why
+          ? `${why}; included via ${includes.chain.join(' -> ')}`
+          : `include of unknown prompt "${includes.missing}" (via ${includes.chain.join(' -> ')})`,
+      );
     }
   }
 
   for (const agent of draft.agents.values()) {
     const def = agent.definition;
-    for (const [side, config] of [['sideA', def.sideA], ['sideB', def.sideB]] as const) {
-      if (config && !draft.prompts.has(config.prompt)) error(agent, `${side}.prompt`, failures.explain(['prompt'], config.prompt) ?? `unknown prompt "${config.prompt}"`);
+    for (const [side, config] of [
+      ['sideA', def.sideA],
+      ['sideB', def.sideB],
+    ] as const) {
+      if (config && !draft.prompts.has(config.prompt))
+        error(agent, `${side}.prompt`, failures.explain(['prompt'], config.prompt) ?? `unknown prompt "${config.prompt}"`);
     }
     def.hooks?.forEach((id, i) => {
       if (!draft.hooks.has(id)) error(agent, `hooks[${i}]`, failures.explain(['hook'], id) ?? `unknown hook id "${id}"`);
@@ -120,18 +153,30 @@ function allCallables(draft: Draft): string[] {
  * of another kind, or of none, are warnings; so are subagent fields on an
  * agent that is not dual_ai (it runs as a sub-prompt).
  */
-function checkToolConfig(draft: Draft, prompt: Entry<PromptDefinition>, field: string, config: Record<string, unknown>, issues: LoadIssue[]): void {
+function checkToolConfig(
+  draft: Draft,
+  prompt: Entry<PromptDefinition>,
+  field: string,
+  config: Record<string, unknown>,
+  issues: LoadIssue[],
+): void {
   const name = String(config.name);
   const kind = draft.tools.has(name) ? 'tool' : draft.agents.has(name) ? 'agent' : 'prompt';
   const known: readonly string[] = TOOL_CONFIG_KEYS[kind];
-  const what = { tool: `tool "${name}"`, agent: `agent "${name}" (a subagent config)`, prompt: `prompt "${name}" (a sub-prompt config)` }[kind];
+  const what = { tool: `tool "${name}"`, agent: `agent "${name}" (a subagent config)`, prompt: `prompt "${name}" (a sub-prompt config)` }[
+    kind
+  ];
   const warn = (key: string, message: string) =>
     issues.push({ severity: 'warning', file: prompt.file, definition: prompt.name, field: `${field}.${key}`, message });
   for (const key of Object.keys(config)) {
     if (config[key] === undefined) continue;
     if (!known.includes(key)) {
       warn(key, `unknown key "${key}" in the config of ${what} is ignored (it takes ${known.join(', ')})${suggest(key, known)}`);
-    } else if (kind === 'agent' && (SUBAGENT_ONLY_FIELDS as readonly string[]).includes(key) && draft.agents.get(name)?.definition.type !== 'dual_ai') {
+    } else if (
+      kind === 'agent' &&
+      (SUBAGENT_ONLY_FIELDS as readonly string[]).includes(key) &&
+      draft.agents.get(name)?.definition.type !== 'dual_ai'
+    ) {
       warn(key, `${key} is ignored: only dual_ai agents run as subagents; "${name}" is an ai_human agent and runs as a sub-prompt`);
     }
   }

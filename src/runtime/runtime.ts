@@ -13,7 +13,14 @@ import type { Entry, LoadedPrompt, Registry } from '../registry/types.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../search/toolSearchTool.js';
 import type { NewMessage, Store, ThreadRecord } from '../store/types.js';
 import { watchStore, type ThreadChangeListener } from '../store/watched.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SESSION_TURNS, DEFAULT_MAX_STEPS, DEFAULT_TOOL_TIMEOUT_MS, timerDelay } from './limits.js';
+import {
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_SESSION_TURNS,
+  DEFAULT_MAX_STEPS,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  timerDelay,
+} from './limits.js';
 import { runToCompletion } from './run/execute.js';
 import { RunHandles } from './run/handles.js';
 import { recoverInterrupted } from './run/recovery.js';
@@ -96,7 +103,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return toolset;
     },
     activeRuns: new Map(),
-    upstream: options.upstream === null ? undefined : options.upstream ?? upstreamHubFor(registry, log),
+    upstream: options.upstream === null ? undefined : (options.upstream ?? upstreamHubFor(registry, log)),
     startQueuedTurn: (threadId, message) => {
       oneAtATime(threadId, () => continueWith(threadId, message)).catch((error: unknown) =>
         log(`a queued message could not start a turn on thread ${threadId}: ${errorMessage(error)}`),
@@ -201,7 +208,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async variableRequest(threadId, requestId) {
       const thread = await visibleThread(store, threadId);
       const pending = thread && pendingRequest(thread.meta, requestId);
-      return pending && { request_id: pending.id, thread_id: threadId, subagent: pending.subagent, name: pending.name, variables: pending.needed };
+      return (
+        pending && {
+          request_id: pending.id,
+          thread_id: threadId,
+          subagent: pending.subagent,
+          name: pending.name,
+          variables: pending.needed,
+        }
+      );
     },
     provideVariables: async (threadId, requestId, values) => {
       // Another subject's thread is not queued behind (nor locked): for this caller it is not there.
@@ -212,7 +227,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         if (!pending) throw noRequest(threadId, requestId);
         const parent = thread && (await openOnThread(thread, []));
         const side = parent && [parent.sides.a, parent.sides.b].find((s) => s && specFor(s, pending.subagent));
-        if (!parent || !side) throw new AgentportError('UNKNOWN_TOOL', `the subagent ${pending.subagent} is not available on thread ${threadId} any more`);
+        if (!parent || !side)
+          throw new AgentportError('UNKNOWN_TOOL', `the subagent ${pending.subagent} is not available on thread ${threadId} any more`);
         try {
           await fulfil(parent, side, requestId, values, { detached: true });
         } finally {
@@ -235,7 +251,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await store.close?.();
     },
     runPrompt: (request) => {
-      if (services.stopping.signal.aborted) return Promise.reject(new AgentportError('INTERRUPTED', 'the server is stopping: call again once it has restarted'));
+      if (services.stopping.signal.aborted)
+        return Promise.reject(new AgentportError('INTERRUPTED', 'the server is stopping: call again once it has restarted'));
       const call = runPromptQueued(request);
       const settled = call.catch(() => {});
       calls.add(settled);
@@ -280,11 +297,17 @@ function resultOf(run: Run, outcome: Awaited<ReturnType<typeof runToCompletion>>
 }
 
 /** The thread a call continues; another owner's thread is reported like one that does not exist. */
-async function continuedThread(store: Store, threadId: unknown, target: string, owner: string | undefined): Promise<ThreadRecord | undefined> {
+async function continuedThread(
+  store: Store,
+  threadId: unknown,
+  target: string,
+  owner: string | undefined,
+): Promise<ThreadRecord | undefined> {
   if (threadId === undefined || threadId === null || threadId === '') return undefined;
   if (typeof threadId !== 'string') throw new AgentportError('INVALID_ARGUMENTS', 'thread_id must be a string');
   const thread = await visibleThread(store, threadId, owner);
-  if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread_id "${threadId}" does not exist (threads are kept under the data folder)`);
+  if (!thread)
+    throw new AgentportError('THREAD_NOT_FOUND', `thread_id "${threadId}" does not exist (threads are kept under the data folder)`);
   if (thread.prompt !== target) {
     throw new AgentportError('INVALID_ARGUMENTS', `thread_id "${threadId}" belongs to "${thread.prompt}", not "${target}"`);
   }
@@ -324,7 +347,11 @@ async function withThreadLock<T>(store: Store, threadId: string, work: () => Pro
 function withRunTimeout(signal: AbortSignal, timeoutMs: number | undefined): { signal: AbortSignal; dispose: () => void } {
   if (!timeoutMs) return { signal, dispose: () => {} };
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new AgentportError('RUN_TIMEOUT', `the run took longer than ${timeoutMs / 1000} s (--run-timeout) and was stopped`)), timerDelay(timeoutMs));
+  const timer = setTimeout(
+    () =>
+      controller.abort(new AgentportError('RUN_TIMEOUT', `the run took longer than ${timeoutMs / 1000} s (--run-timeout) and was stopped`)),
+    timerDelay(timeoutMs),
+  );
   timer.unref();
   return { signal: AbortSignal.any([signal, controller.signal]), dispose: () => clearTimeout(timer) };
 }

@@ -48,8 +48,7 @@ export function formatSearchOutcome(outcome: SearchOutcome): string {
 function noMatchMessage(outcome: SearchOutcome): string {
   if (outcome.mode === 'select') {
     return (
-      `No tool is named: ${outcome.unknown.join(', ')}. ` +
-      'Use names exactly as listed, or search with keywords to find the right ones.'
+      `No tool is named: ${outcome.unknown.join(', ')}. ` + 'Use names exactly as listed, or search with keywords to find the right ones.'
     );
   }
   // With +terms, every tool whose name matches is listed, so no match means no name does.

@@ -31,8 +31,7 @@ export const EMPTY_QUERY_ERROR =
   'The query is empty. Search with keywords (for example "slack send message"), require a word in the ' +
   'tool name with +word, or load tools by exact name with select:name1,name2.';
 
-const EMPTY_SELECT_ERROR =
-  'select: needs at least one tool name, for example select:name1,name2 (names separated by commas).';
+const EMPTY_SELECT_ERROR = 'select: needs at least one tool name, for example select:name1,name2 (names separated by commas).';
 
 /** Reads a query string. Never throws: a query that cannot be run is `invalid`. */
 export function parseQuery(query: string): ParsedQuery {

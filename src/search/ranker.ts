@@ -179,8 +179,7 @@ export class Ranker {
       docs.forEach((frequency, doc) => {
         if (allowed !== undefined && !allowed.has(doc)) return;
         const length = lengths[doc * FIELD_COUNT + fieldId] as number;
-        const score =
-          fieldWeight * (BM25_D + (frequency * (BM25_K + 1)) / (frequency + constantPart + lengthPart * length));
+        const score = fieldWeight * (BM25_D + (frequency * (BM25_K + 1)) / (frequency + constantPart + lengthPart * length));
         if (single !== undefined) single.add(doc, score);
         else for (const board of boards) board.add(doc, score);
       });
@@ -231,9 +230,7 @@ export class Ranker {
       });
     }
     const entries = [...fused].map(([doc, score]) => ({ doc, score, overall: this.overall.scoreOf(doc) }));
-    entries.sort(
-      (a, b) => b.score - a.score || b.overall - a.overall || compareNames(this.nameOf(a.doc), this.nameOf(b.doc)),
-    );
+    entries.sort((a, b) => b.score - a.score || b.overall - a.overall || compareNames(this.nameOf(a.doc), this.nameOf(b.doc)));
     return entries.slice(0, wanted);
   }
 }

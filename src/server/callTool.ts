@@ -102,7 +102,15 @@ export async function callExposedTool(
     });
     if (task) {
       // A task needs its thread: a run still opening is waited for.
-      const becomesTask = (await task.becomesTask(done)) && (await Promise.race([threadOpened.then(() => true), done.then(() => false, () => false)]));
+      const becomesTask =
+        (await task.becomesTask(done)) &&
+        (await Promise.race([
+          threadOpened.then(() => true),
+          done.then(
+            () => false,
+            () => false,
+          ),
+        ]));
       if (becomesTask && threadId) {
         signal.removeEventListener('abort', forward);
         const detached = await runtime.handles.detach(threadId, done, () => controller.abort(), { withId: true });

@@ -44,7 +44,9 @@ export class CallCancellations {
     const calls = this.inFlight.get(keyOf(id));
     if (!calls || calls.size === 0) return;
     if (calls.size > 1) {
-      log.warn(`a cancellation for request ${String(id)} matches ${calls.size} calls in flight (from different clients): none was cancelled`);
+      log.warn(
+        `a cancellation for request ${String(id)} matches ${calls.size} calls in flight (from different clients): none was cancelled`,
+      );
       return;
     }
     for (const controller of calls) controller.abort(reason);

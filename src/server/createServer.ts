@@ -23,13 +23,7 @@ import {
 } from './tasks.js';
 import { RUN_TOOLS, callRunTool, isRunTool } from './runTools.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
-import {
-  CALL_TOOL,
-  DEFAULT_TOOL_SEARCH_THRESHOLD,
-  planSurface,
-  type Surface,
-  type ToolSearchSettings,
-} from './toolSearchSurface.js';
+import { CALL_TOOL, DEFAULT_TOOL_SEARCH_THRESHOLD, planSurface, type Surface, type ToolSearchSettings } from './toolSearchSurface.js';
 import { VERSION } from './version.js';
 import { exposeUpstream } from './upstreamSurface.js';
 import { PromptCatalog } from './prompts.js';
@@ -79,10 +73,12 @@ export function createAgentportServer(
   const tools = buildToolCatalog(registry);
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const upstream = options.exposeUpstream ? exposeUpstream(registry, tools, options.toolSearch) : undefined;
-  const surface = upstream?.surface ?? planSurface(tools, {
-    mode: options.toolSearch?.mode ?? 'auto',
-    threshold: options.toolSearch?.threshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
-  });
+  const surface =
+    upstream?.surface ??
+    planSurface(tools, {
+      mode: options.toolSearch?.mode ?? 'auto',
+      threshold: options.toolSearch?.threshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
+    });
   let loaded: Promise<Runtime> | undefined;
   // Kept once known, so shutdown can interrupt runs at once (not a promise tick later).
   let ready: Runtime | undefined;
@@ -103,19 +99,41 @@ export function createAgentportServer(
   const resources = new ThreadResources(getRuntime);
   // Each server instance's logging (a stdio connection's, or one HTTP request's), found from the instance.
   const loggingOf = new WeakMap<Server, InstanceLogging>();
-  const call = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server): Promise<CallToolResult | CreateTaskResult> =>
-    cancellations.track(ctx, (signal) => dispatch(name, args, ctx, server, signal));
+  const call = (
+    name: string,
+    args: Record<string, unknown> | undefined,
+    ctx: ServerContext,
+    server: Server,
+  ): Promise<CallToolResult | CreateTaskResult> => cancellations.track(ctx, (signal) => dispatch(name, args, ctx, server, signal));
   /** An exposed prompt or agent: as a task when the client opted in and the tool allows it. */
-  const callExposed = (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server, signal: AbortSignal) => {
+  const callExposed = (
+    name: string,
+    args: Record<string, unknown> | undefined,
+    ctx: ServerContext,
+    server: Server,
+    signal: AbortSignal,
+  ) => {
     const support = byName.get(name)?.taskSupport ?? 'forbidden';
     const optedIn = support !== 'forbidden' && tasksOptedIn(server, ctx);
     if (support === 'required' && !optedIn) throw missingTasksCapability(`the tool "${name}"`);
     const task = optedIn ? new TaskCall(taskInputs, support === 'required' ? 0 : TASK_WINDOW_MS) : undefined;
     const elicit = elicitation(server, ctx);
     const log = loggingOf.get(server)?.runLog(ctx, name);
-    return callExposedTool(getRuntime, byName, name, args, ctx, { callBudgetMs, signal, ...(elicit ? { elicit } : {}), ...(task ? { task } : {}), ...(log ? { log } : {}) });
+    return callExposedTool(getRuntime, byName, name, args, ctx, {
+      callBudgetMs,
+      signal,
+      ...(elicit ? { elicit } : {}),
+      ...(task ? { task } : {}),
+      ...(log ? { log } : {}),
+    });
   };
-  const dispatch = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, server: Server, signal: AbortSignal): Promise<CallToolResult | CreateTaskResult> => {
+  const dispatch = async (
+    name: string,
+    args: Record<string, unknown> | undefined,
+    ctx: ServerContext,
+    server: Server,
+    signal: AbortSignal,
+  ): Promise<CallToolResult | CreateTaskResult> => {
     if (isRunTool(name) && runTools.some((tool) => tool.name === name)) return callRunTool(await getRuntime(), name, args);
     const upstreamCall = upstream?.call(name, args, ctx, signal);
     if (upstreamCall) return upstreamCall;
@@ -123,7 +141,10 @@ export function createAgentportServer(
     if (surface.searchOn && name === CALL_TOOL) {
       const target = typeof args?.name === 'string' ? args.name : '';
       if (!byName.has(target)) {
-        return errorResult({ code: 'UNKNOWN_TOOL', message: `${CALL_TOOL}: no tool is named "${target}". Find tools with ${TOOL_SEARCH_NAME} first.` });
+        return errorResult({
+          code: 'UNKNOWN_TOOL',
+          message: `${CALL_TOOL}: no tool is named "${target}". Find tools with ${TOOL_SEARCH_NAME} first.`,
+        });
       }
       const inner = args?.arguments;
       if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) {
@@ -138,13 +159,23 @@ export function createAgentportServer(
     const server = new TaskAwareServer(
       { name: 'agentport', title: 'agentport', version: VERSION },
       {
-        capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, resources: resources.capability(context), completions: {}, logging: {}, extensions: { [TASKS_EXTENSION]: {} } },
+        capabilities: {
+          tools: { listChanged: false },
+          prompts: { listChanged: false },
+          resources: resources.capability(context),
+          completions: {},
+          logging: {},
+          extensions: { [TASKS_EXTENSION]: {} },
+        },
         instructions: surface.instructions,
       },
     );
     server.setRequestHandler('tools/list', () => ({ tools: listed }));
     // A task result is this extension's shape, not a CallToolResult: TaskAwareServer lets it through.
-    server.setRequestHandler('tools/call', (request, ctx) => call(request.params.name, request.params.arguments, ctx, server) as Promise<CallToolResult>);
+    server.setRequestHandler(
+      'tools/call',
+      (request, ctx) => call(request.params.name, request.params.arguments, ctx, server) as Promise<CallToolResult>,
+    );
     server.setRequestHandler('prompts/list', () => ({ prompts: prompts.list() }));
     server.setRequestHandler('prompts/get', (request) => prompts.get(request.params.name, request.params.arguments));
     server.setRequestHandler('completion/complete', (request) => complete(prompts, request.params));
@@ -180,5 +211,8 @@ async function searchResult(index: () => Promise<ToolSearchIndex>, raw: Record<s
   if (!args.ok) return errorResult({ code: 'INVALID_ARGUMENTS', message: args.error });
   const { searchTools } = await import('../search/engine.js');
   const { outcome, text } = searchTools(await index(), args.query, args.maxResults ? { maxResults: args.maxResults } : {});
-  return { content: [{ type: 'text', text }], structuredContent: { tools: outcome.tools.map((tool) => tool.name), unknown: [...outcome.unknown] } };
+  return {
+    content: [{ type: 'text', text }],
+    structuredContent: { tools: outcome.tools.map((tool) => tool.name), unknown: [...outcome.unknown] },
+  };
 }

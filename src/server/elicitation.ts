@@ -26,7 +26,11 @@ export function formRequest({ message, fields }: ElicitRequest) {
       properties: Object.fromEntries(
         fields.map((field) => [
           field.name,
-          { type: 'string' as const, title: field.name, description: field.secret ? `Secret (stored encrypted): ${field.description}` : field.description },
+          {
+            type: 'string' as const,
+            title: field.name,
+            description: field.secret ? `Secret (stored encrypted): ${field.description}` : field.description,
+          },
         ]),
       ),
       required: fields.filter((field) => field.required).map((field) => field.name),

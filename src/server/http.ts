@@ -37,7 +37,6 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
-
 /** An IPv4 address in its usual form (`127.1` is `127.0.0.1`, as clients will send it in Host). */
 export function canonicalHost(host: string): string {
   if (host.includes(':') || host.startsWith('[')) return host;
@@ -72,7 +71,9 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
   const allowedOrigins = loopback ? [...localhostAllowedOrigins(), ...extra] : wildcard ? extra : [hostname, ...extra];
   const checkHost = allowedHosts.length ? hostHeaderValidation(allowedHosts) : () => true;
   const checkOrigin = originValidation(allowedOrigins);
-  const mcp = toNodeHandler(createMcpHandler(agentport.factory, { onerror: (error) => log.error(error.message), bus: agentport.resourceBus }));
+  const mcp = toNodeHandler(
+    createMcpHandler(agentport.factory, { onerror: (error) => log.error(error.message), bus: agentport.resourceBus }),
+  );
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -140,7 +141,9 @@ export async function startHttp(agentport: AgentportServer, options: HttpOptions
   if (oauthModule && options.oauth) {
     gate = oauthModule.createOAuthGate(options.oauth, url);
     if (!loopback && !options.oauth.audience) {
-      log.warn(`OAuth: tokens must be issued for ${url} (their audience); behind a proxy or on a public name, set --oauth-audience to the URL clients use`);
+      log.warn(
+        `OAuth: tokens must be issued for ${url} (their audience); behind a proxy or on a public name, set --oauth-audience to the URL clients use`,
+      );
     }
   }
   return {
@@ -163,7 +166,13 @@ const MAX_BODY_BYTES = 1024 * 1024;
  * text; never values); POST takes a JSON object of values, stores them with
  * the child thread and starts it.
  */
-async function variablesEndpoint(agentport: AgentportServer, req: IncomingMessage, res: ServerResponse, threadId: string, requestId: string): Promise<void> {
+async function variablesEndpoint(
+  agentport: AgentportServer,
+  req: IncomingMessage,
+  res: ServerResponse,
+  threadId: string,
+  requestId: string,
+): Promise<void> {
   const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const runtime = await agentport.runtime();
   if (req.method === 'GET') {
@@ -199,7 +208,14 @@ async function variablesEndpoint(agentport: AgentportServer, req: IncomingMessag
     send(200, { status: 'started', reference });
   } catch (error) {
     const info = errorInfo(error);
-    send(info.code === 'INVALID_ARGUMENTS' && !(await runtime.variableRequest(threadId, requestId)) ? 404 : info.code === 'INTERNAL' ? 500 : 400, { error: info });
+    send(
+      info.code === 'INVALID_ARGUMENTS' && !(await runtime.variableRequest(threadId, requestId))
+        ? 404
+        : info.code === 'INTERNAL'
+          ? 500
+          : 400,
+      { error: info },
+    );
   }
 }
 

@@ -18,7 +18,13 @@
  *   one for every legacy HTTP client.
  */
 import { describeUsage } from '../models/usage.js';
-import { LOG_LEVEL_META_KEY, type LoggingLevel, type McpRequestContext, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  LOG_LEVEL_META_KEY,
+  type LoggingLevel,
+  type McpRequestContext,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { errorMessage, type ErrorInfo } from '../errors.js';
 import { log, redact } from '../log.js';
 import type { RunResult } from '../runtime/types.js';
@@ -103,7 +109,12 @@ export class RunLog {
     if (result.error) return this.failed(result.error) || sent;
     const calls = result.toolCalls.length;
     const usage = result.usage ? `; ${describeUsage(result.usage)}` : '';
-    return this.send('info', `finished after ${result.steps} step${result.steps === 1 ? '' : 's'} and ${calls} tool call${calls === 1 ? '' : 's'}${usage}`) || sent;
+    return (
+      this.send(
+        'info',
+        `finished after ${result.steps} step${result.steps === 1 ? '' : 's'} and ${calls} tool call${calls === 1 ? '' : 's'}${usage}`,
+      ) || sent
+    );
   }
 
   failed(error: ErrorInfo): boolean {

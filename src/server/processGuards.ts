@@ -25,7 +25,8 @@ export function redactConsole(): { release: () => void } {
   console.debug = toStderr;
   console.warn = toStderr;
   console.error = toStderr;
-  console.trace = (...args: unknown[]) => toStderr(`Trace: ${format(...args)}\n${new Error().stack?.split('\n').slice(2).join('\n') ?? ''}`);
+  console.trace = (...args: unknown[]) =>
+    toStderr(`Trace: ${format(...args)}\n${new Error().stack?.split('\n').slice(2).join('\n') ?? ''}`);
   console.dir = (value: unknown) => toStderr(value);
   console.table = (value: unknown) => toStderr(value);
   return {
@@ -65,7 +66,7 @@ export function keepStdoutForProtocol(): Writable {
  */
 export function survivePromiseLeaks(): void {
   process.on('unhandledRejection', (reason) => {
-    log.error(`unhandled rejection (kept serving): ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}`);
+    log.error(`unhandled rejection (kept serving): ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`);
   });
   process.on('uncaughtException', (error) => {
     log.error(`uncaught exception (kept serving): ${error.stack ?? error.message}`);

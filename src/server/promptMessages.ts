@@ -42,7 +42,8 @@ function contentBlocks(content: unknown): ContentBlock[] {
   return content.flatMap((part: unknown): ContentBlock[] => {
     if (!isRecord(part)) return [];
     if (part.type === 'text' && typeof part.text === 'string') return textBlocks(part.text);
-    if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') return [mediaBlock(part.image_url.url, 'image')];
+    if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string')
+      return [mediaBlock(part.image_url.url, 'image')];
     if (part.type === 'file' && isRecord(part.file) && typeof part.file.file_data === 'string') {
       return [mediaBlock(part.file.file_data, typeof part.file.filename === 'string' ? part.file.filename : 'file')];
     }

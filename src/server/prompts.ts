@@ -48,11 +48,16 @@ export class PromptCatalog {
     const raw = Object.fromEntries(Object.entries(given).filter(([key, value]) => value !== '' || entry.required.includes(key)));
     const missing = entry.required.filter((key) => raw[key] === undefined);
     if (missing.length) {
-      throw invalid(`prompt "${name}" needs the argument${missing.length === 1 ? '' : 's'} ${missing.map((key) => `"${key}"`).join(', ')}`, { missing });
+      throw invalid(
+        `prompt "${name}" needs the argument${missing.length === 1 ? '' : 's'} ${missing.map((key) => `"${key}"`).join(', ')}`,
+        { missing },
+      );
     }
     const unknown = Object.keys(raw).filter((key) => !(key in entry.properties));
     if (unknown.length) {
-      throw invalid(`prompt "${name}" has no argument${unknown.length === 1 ? '' : 's'} ${unknown.map((key) => `"${key}"`).join(', ')}`, { unknown });
+      throw invalid(`prompt "${name}" has no argument${unknown.length === 1 ? '' : 's'} ${unknown.map((key) => `"${key}"`).join(', ')}`, {
+        unknown,
+      });
     }
     const args = Object.fromEntries(Object.entries(raw).map(([key, value]) => [key, fromText(value, entry.properties[key]!)]));
     const prompt = this.promptOf(entry.tool);
@@ -73,7 +78,10 @@ export class PromptCatalog {
       throw new ProtocolError(ProtocolErrorCode.InternalError, message);
     }
     // The turn in the wire shape too (the runtime's converter), so one mapping makes MCP messages of both.
-    const wire = [...opened.preamble, ...toWireMessages(opened.turn, { recentImageThreshold: Number.POSITIVE_INFINITY, includeReasoning: false })];
+    const wire = [
+      ...opened.preamble,
+      ...toWireMessages(opened.turn, { recentImageThreshold: Number.POSITIVE_INFINITY, includeReasoning: false }),
+    ];
     const redactor = await this.redactor();
     return { description: entry.prompt.description ?? '', messages: deepRedact(redactor.deep(promptMessages(wire))) };
   }
@@ -174,7 +182,9 @@ async function knownSecrets(registry: Registry, env: Readonly<Record<string, str
   const redactor = new Redactor();
   const names = new Set(['OPENAI_API_KEY', 'AGENTPORT_TOKEN', 'AGENTPORT_SECRET_KEY', 'AGENTPORT_DATABASE_URL']);
   for (const model of registry.models.values()) if (model.definition.apiKeyEnv) names.add(model.definition.apiKeyEnv);
-  const declared = [...registry.prompts.values(), ...registry.agents.values(), ...registry.tools.values()].flatMap((entry) => entry.definition.variables ?? []);
+  const declared = [...registry.prompts.values(), ...registry.agents.values(), ...registry.tools.values()].flatMap(
+    (entry) => entry.definition.variables ?? [],
+  );
   for (const variable of declared) if (variable.type === 'secret') names.add(variable.name);
   for (const name of names) {
     const value = env[name];
@@ -187,6 +197,7 @@ async function knownSecrets(registry: Registry, env: Readonly<Record<string, str
 function deepRedact<T>(value: T): T {
   if (typeof value === 'string') return redact(value) as T;
   if (Array.isArray(value)) return value.map(deepRedact) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, deepRedact(inner)])) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, deepRedact(inner)])) as T;
   return value;
 }

@@ -149,7 +149,13 @@ export class ThreadResources {
       const file = await store.readFile(thread.id, target.path).catch(() => undefined);
       if (!file) throw new ResourceNotFoundError(uri);
       const text = asText(file.ref.mimeType, file.data);
-      return { contents: [text === undefined ? { uri, mimeType: file.ref.mimeType, blob: Buffer.from(file.data).toString('base64') } : { uri, mimeType: file.ref.mimeType, text: hide(text) }] };
+      return {
+        contents: [
+          text === undefined
+            ? { uri, mimeType: file.ref.mimeType, blob: Buffer.from(file.data).toString('base64') }
+            : { uri, mimeType: file.ref.mimeType, text: hide(text) },
+        ],
+      };
     }
     const messages = await store.listMessages(thread.id);
     if (target.kind === 'messages') {
@@ -165,7 +171,8 @@ export class ThreadResources {
     const runtime = await this.getRuntime();
     const thread = await runtime.visibleThread(target.threadId);
     if (!thread) throw new ResourceNotFoundError(uri);
-    if (target.kind === 'attachment' && !(await runtime.store.readFile(thread.id, target.path).catch(() => undefined))) throw new ResourceNotFoundError(uri);
+    if (target.kind === 'attachment' && !(await runtime.store.readFile(thread.id, target.path).catch(() => undefined)))
+      throw new ResourceNotFoundError(uri);
   }
 
   /** A message of the thread was stored: its transcript and messages changed. */
@@ -174,7 +181,9 @@ export class ThreadResources {
     for (const watcher of this.watchers) {
       for (const uri of uris) {
         if (!watcher.modern && !watcher.uris.has(uri)) continue;
-        watcher.server.sendResourceUpdated({ uri }).catch((error: unknown) => log.warn(`resource update notification failed: ${errorMessage(error)}`));
+        watcher.server
+          .sendResourceUpdated({ uri })
+          .catch((error: unknown) => log.warn(`resource update notification failed: ${errorMessage(error)}`));
       }
     }
     if (!this.bus.listening) return;
@@ -222,7 +231,8 @@ async function redactorFor(store: Store, threadId: string): Promise<(text: strin
   return (text) => redactor.text(redact(text));
 }
 
-const TEXT_TYPES = /^(text\/|application\/(json|ld\+json|xml|yaml|x-yaml|javascript|x-javascript|csv|x-ndjson|sql|graphql|toml)\b)|\+(json|xml)\b/i;
+const TEXT_TYPES =
+  /^(text\/|application\/(json|ld\+json|xml|yaml|x-yaml|javascript|x-javascript|csv|x-ndjson|sql|graphql|toml)\b)|\+(json|xml)\b/i;
 
 /** The file's text when its type is textual and it is valid UTF-8; otherwise undefined (sent as a blob). */
 function asText(mimeType: string, data: Uint8Array): string | undefined {
@@ -241,7 +251,10 @@ function asText(mimeType: string, data: Uint8Array): string | undefined {
  * already in the result, see toolResults.ts).
  */
 export async function withInlineMedia(result: CallToolResult, run: RunResult, store: Store): Promise<CallToolResult> {
-  const media = producedFiles(run).filter((file) => /^(image|audio)\//.test(file.mimeType ?? '') && attachmentUri(run.threadId, file.path) && (file.size ?? 0) <= INLINE_MEDIA_MAX_BYTES);
+  const media = producedFiles(run).filter(
+    (file) =>
+      /^(image|audio)\//.test(file.mimeType ?? '') && attachmentUri(run.threadId, file.path) && (file.size ?? 0) <= INLINE_MEDIA_MAX_BYTES,
+  );
   if (media.length === 0) return result;
   const blocks: CallToolResult['content'] = [];
   let budget = INLINE_MEDIA_TOTAL_BYTES;
@@ -250,7 +263,11 @@ export async function withInlineMedia(result: CallToolResult, run: RunResult, st
     if (!read || read.data.byteLength > INLINE_MEDIA_MAX_BYTES || read.data.byteLength > budget) continue;
     budget -= read.data.byteLength;
     const data = Buffer.from(read.data).toString('base64');
-    blocks.push(read.ref.mimeType.startsWith('image/') ? { type: 'image', data, mimeType: read.ref.mimeType } : { type: 'audio', data, mimeType: read.ref.mimeType });
+    blocks.push(
+      read.ref.mimeType.startsWith('image/')
+        ? { type: 'image', data, mimeType: read.ref.mimeType }
+        : { type: 'audio', data, mimeType: read.ref.mimeType },
+    );
   }
   if (blocks.length === 0) return result;
   const [first, ...rest] = result.content;

@@ -14,7 +14,13 @@ export const RUN_TOOL_NAMES = ['run_wait', 'run_status', 'run_cancel'] as const;
 type RunToolName = (typeof RUN_TOOL_NAMES)[number];
 
 const THREAD_ID = { type: 'string', description: 'The thread_id of the run (from the result that said it goes on in the background).' };
-const annotations = (title: string, readOnly: boolean) => ({ title, readOnlyHint: readOnly, destructiveHint: false, idempotentHint: readOnly, openWorldHint: false });
+const annotations = (title: string, readOnly: boolean) => ({
+  title,
+  readOnlyHint: readOnly,
+  destructiveHint: false,
+  idempotentHint: readOnly,
+  openWorldHint: false,
+});
 
 export const RUN_TOOLS: Tool[] = [
   {
@@ -22,7 +28,15 @@ export const RUN_TOOLS: Tool[] = [
     title: 'Wait for a run',
     description:
       'Wait for a run that is still going on in the background (up to timeout_s seconds, at most 50), then get its result, or its latest progress if it is still running. Call it again until the run ends.',
-    inputSchema: { $schema: JSON_SCHEMA_2020_12, type: 'object' as const, properties: { thread_id: THREAD_ID, timeout_s: { type: 'number', minimum: 0, maximum: 50, description: 'Seconds to wait (default 50).' } }, required: ['thread_id'] },
+    inputSchema: {
+      $schema: JSON_SCHEMA_2020_12,
+      type: 'object' as const,
+      properties: {
+        thread_id: THREAD_ID,
+        timeout_s: { type: 'number', minimum: 0, maximum: 50, description: 'Seconds to wait (default 50).' },
+      },
+      required: ['thread_id'],
+    },
     annotations: annotations('Wait for a run', true),
   },
   {
@@ -47,9 +61,11 @@ export function isRunTool(name: string): name is RunToolName {
 
 export async function callRunTool(runtime: Runtime, name: RunToolName, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
   const threadId = args?.thread_id;
-  if (typeof threadId !== 'string' || !threadId) return errorResult({ code: 'INVALID_ARGUMENTS', message: `${name}: thread_id must be the thread_id of a run` });
+  if (typeof threadId !== 'string' || !threadId)
+    return errorResult({ code: 'INVALID_ARGUMENTS', message: `${name}: thread_id must be the thread_id of a run` });
   const timeout = args?.timeout_s;
-  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0))) return errorResult({ code: 'INVALID_ARGUMENTS', message: `${name}: timeout_s must be a number of seconds` });
+  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0)))
+    return errorResult({ code: 'INVALID_ARGUMENTS', message: `${name}: timeout_s must be a number of seconds` });
   try {
     const view =
       name === 'run_wait'
@@ -79,8 +95,18 @@ function viewResult(view: RunView): CallToolResult {
   if (view.result) return runResult(view.result);
   if (view.status === 'running') {
     return {
-      content: [{ type: 'text', text: `Still running${view.progress ? ` (latest: ${view.progress})` : ''}. Call run_wait again with thread_id ${view.threadId} to wait for the result.` }],
-      structuredContent: { thread_id: view.threadId, status: 'running', ...(view.progress ? { progress: view.progress } : {}), ...(view.startedAt ? { started_at: view.startedAt } : {}) },
+      content: [
+        {
+          type: 'text',
+          text: `Still running${view.progress ? ` (latest: ${view.progress})` : ''}. Call run_wait again with thread_id ${view.threadId} to wait for the result.`,
+        },
+      ],
+      structuredContent: {
+        thread_id: view.threadId,
+        status: 'running',
+        ...(view.progress ? { progress: view.progress } : {}),
+        ...(view.startedAt ? { started_at: view.startedAt } : {}),
+      },
     };
   }
   const error = view.error ?? { code: 'INTERNAL' as const, message: `the run ended as ${view.status}` };

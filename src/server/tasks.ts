@@ -69,7 +69,11 @@ export function tasksOptedIn(server: Server, ctx: ServerContext): boolean {
     return isObject(extensions) && extensions[TASKS_EXTENSION] !== undefined;
   };
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  return declares(envelope?.[CLIENT_CAPABILITIES_META]) || declares(ctx.mcpReq._meta?.[CLIENT_CAPABILITIES_META]) || declares(server.getClientCapabilities());
+  return (
+    declares(envelope?.[CLIENT_CAPABILITIES_META]) ||
+    declares(ctx.mcpReq._meta?.[CLIENT_CAPABILITIES_META]) ||
+    declares(server.getClientCapabilities())
+  );
 }
 
 export function missingTasksCapability(what: string): ProtocolError {
@@ -191,7 +195,9 @@ export function detailedTask(view: RunView, inputs: TaskInputs): DetailedTask {
     case 'failed': {
       const error = view.result?.error ?? view.error;
       if (error && RUN_FAILURES.has(error.code)) return failed(view, error);
-      const result = view.result ? runResult(view.result) : errorResult(error ?? { code: 'INTERNAL', message: 'the run ended without a result' });
+      const result = view.result
+        ? runResult(view.result)
+        : errorResult(error ?? { code: 'INTERNAL', message: 'the run ended without a result' });
       return { ...fields(view, 'completed'), result };
     }
   }
@@ -201,13 +207,24 @@ function failed(view: RunView, error: ErrorInfo): DetailedTask {
   return {
     ...fields(view, 'failed'),
     statusMessage: error.message,
-    error: { code: ProtocolErrorCode.InternalError, message: error.message, data: { code: error.code, ...(error.data ? { details: error.data } : {}) } },
+    error: {
+      code: ProtocolErrorCode.InternalError,
+      message: error.message,
+      data: { code: error.code, ...(error.data ? { details: error.data } : {}) },
+    },
   };
 }
 
 function fields(view: RunView, status: TaskStatus): TaskFields {
   const createdAt = view.startedAt ?? new Date().toISOString();
-  return { taskId: view.id ?? view.threadId, status, createdAt, lastUpdatedAt: view.updatedAt ?? createdAt, ttlMs: RUN_RECORD_TTL_MS, pollIntervalMs: POLL_INTERVAL_MS };
+  return {
+    taskId: view.id ?? view.threadId,
+    status,
+    createdAt,
+    lastUpdatedAt: view.updatedAt ?? createdAt,
+    ttlMs: RUN_RECORD_TTL_MS,
+    pollIntervalMs: POLL_INTERVAL_MS,
+  };
 }
 
 const taskIdParams = z.looseObject({ taskId: z.string() });
@@ -229,7 +246,11 @@ export function registerTaskMethods(server: Server, inputs: TaskInputs, getRunti
   server.setRequestHandler('tasks/update', { params: updateParams }, async (params, ctx) => {
     const view = await find(ctx, 'tasks/update', params.taskId);
     const responses = ctx.mcpReq.inputResponses ?? params.inputResponses;
-    if (!responses) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'tasks/update: inputResponses must be an object of answers keyed by input request id');
+    if (!responses)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        'tasks/update: inputResponses must be an object of answers keyed by input request id',
+      );
     if (view.status === 'running') inputs.answer(params.taskId, responses);
     return {};
   });

@@ -39,7 +39,12 @@ export function buildToolCatalog(registry: Registry): ExposedTool[] {
     const def = prompt.definition;
     if (!def.exposeAsTool) continue;
     const schema = def.requiredSchema ? toJsonSchema(def.requiredSchema) : messageInputSchema();
-    tools.push(exposed({ name: prompt.name, kind: 'prompt', exposure: def, description: def.toolDescription, schema, responseSchema: def.responseSchema }, registry.agentsDir));
+    tools.push(
+      exposed(
+        { name: prompt.name, kind: 'prompt', exposure: def, description: def.toolDescription, schema, responseSchema: def.responseSchema },
+        registry.agentsDir,
+      ),
+    );
   }
   for (const agent of registry.agents.values()) {
     const def = agent.definition;
@@ -49,7 +54,19 @@ export function buildToolCatalog(registry: Registry): ExposedTool[] {
     // Task support, icon and annotations the agent leaves unset come from its side A prompt.
     const inherited = { taskSupport: side?.taskSupport, icon: side?.icon, annotations: side?.annotations };
     const exposure = { ...stripUndefined(inherited), ...stripUndefined(def) };
-    tools.push(exposed({ name: agent.name, kind: 'agent', exposure, description: def.toolDescription ?? side?.toolDescription ?? '', schema, responseSchema: side?.responseSchema }, registry.agentsDir));
+    tools.push(
+      exposed(
+        {
+          name: agent.name,
+          kind: 'agent',
+          exposure,
+          description: def.toolDescription ?? side?.toolDescription ?? '',
+          schema,
+          responseSchema: side?.responseSchema,
+        },
+        registry.agentsDir,
+      ),
+    );
   }
   // Deterministic order whatever the file system returned.
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -79,7 +96,14 @@ function exposed({ name, kind, exposure, description, schema, responseSchema }: 
     description,
     inputSchema: { $schema: JSON_SCHEMA_2020_12, ...schema, type: 'object', properties },
     // An agent run calls a model and possibly tools: not read-only, open-world, unless the definition says otherwise.
-    annotations: { title: displayTitle, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true, ...stripUndefined(exposure.annotations ?? {}) },
+    annotations: {
+      title: displayTitle,
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+      ...stripUndefined(exposure.annotations ?? {}),
+    },
     ...(icon ? { icons: [icon] } : {}),
     kind,
     alwaysLoad: exposure.alwaysLoad === true,
@@ -88,7 +112,14 @@ function exposed({ name, kind, exposure, description, schema, responseSchema }: 
   };
 }
 
-const ICON_TYPES: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.svg': 'image/svg+xml', '.webp': 'image/webp', '.gif': 'image/gif' };
+const ICON_TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.svg': 'image/svg+xml',
+  '.webp': 'image/webp',
+  '.gif': 'image/gif',
+};
 
 /** An icon as MCP hosts take it: URLs as they are, an image file as a data URL (read once, at start). */
 function iconOf(icon: string, agentsDir: string): { src: string; mimeType?: string } {
@@ -125,7 +156,9 @@ function resultSchema(responseSchema: ToolArgs | undefined): JsonSchema & { type
     type: 'object',
     properties: {
       thread_id: { type: 'string', description: 'Pass it back as thread_id to continue the conversation.' },
-      response: responseSchema ? { ...toJsonSchema(responseSchema), description: 'The answer, parsed.' } : { type: 'string', description: 'The answer.' },
+      response: responseSchema
+        ? { ...toJsonSchema(responseSchema), description: 'The answer, parsed.' }
+        : { type: 'string', description: 'The answer.' },
       error,
       status: { type: 'string', enum: ['running'], description: 'Set while the run goes on in the background (call run_wait).' },
       reasoning: { type: 'string' },
@@ -134,18 +167,30 @@ function resultSchema(responseSchema: ToolArgs | undefined): JsonSchema & { type
       attachments: { type: 'array', items: { type: 'string' }, description: 'Thread file paths handed over.' },
       tool_calls: {
         type: 'array',
-        items: { type: 'object', properties: { name: { type: 'string' }, status: { type: 'string', enum: ['success', 'error'] } }, required: ['name', 'status'] },
+        items: {
+          type: 'object',
+          properties: { name: { type: 'string' }, status: { type: 'string', enum: ['success', 'error'] } },
+          required: ['name', 'status'],
+        },
       },
     },
   };
 }
 
 /** The `tools/list` entry of an exposed tool (without agentport's own fields). */
-export function listedTool({ kind: _kind, alwaysLoad: _alwaysLoad, taskSupport: _taskSupport, ...tool }: ExposedTool): Omit<ExposedTool, 'kind' | 'alwaysLoad' | 'taskSupport'> {
+export function listedTool({
+  kind: _kind,
+  alwaysLoad: _alwaysLoad,
+  taskSupport: _taskSupport,
+  ...tool
+}: ExposedTool): Omit<ExposedTool, 'kind' | 'alwaysLoad' | 'taskSupport'> {
   return tool;
 }
 
 function humanize(name: string): string {
-  const words = name.replace(/[_\-.]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').trim();
+  const words = name
+    .replace(/[_\-.]+/g, ' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .trim();
   return words.charAt(0).toUpperCase() + words.slice(1);
 }

@@ -26,7 +26,9 @@ export interface ToolSearchSettings {
 }
 
 // tool_search and call_tool answer with shapes of their own: they declare no output schema.
-type ToolDefinitionShape = Omit<ReturnType<typeof listedTool>, 'outputSchema'> & { outputSchema?: ReturnType<typeof listedTool>['outputSchema'] };
+type ToolDefinitionShape = Omit<ReturnType<typeof listedTool>, 'outputSchema'> & {
+  outputSchema?: ReturnType<typeof listedTool>['outputSchema'];
+};
 
 export interface Surface {
   searchOn: boolean;
@@ -47,7 +49,9 @@ export function planSurface(tools: readonly ExposedTool[], settings: ToolSearchS
 
   for (const reserved of [TOOL_SEARCH_NAME, CALL_TOOL]) {
     if (tools.some((tool) => tool.name === reserved)) {
-      throw new Error(`"${reserved}" is the name of an exposed tool, but tool search needs it: rename the prompt or run with --tool-search off`);
+      throw new Error(
+        `"${reserved}" is the name of an exposed tool, but tool search needs it: rename the prompt or run with --tool-search off`,
+      );
     }
   }
   const deferred = tools.filter((tool) => !tool.alwaysLoad);
@@ -78,7 +82,11 @@ async function buildIndex(tools: readonly ExposedTool[]): Promise<ToolSearchInde
   const index = new ToolSearchIndex();
   for (let start = 0; start < tools.length; start += INDEX_CHUNK) {
     if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-    index.add(tools.slice(start, start + INDEX_CHUNK).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })));
+    index.add(
+      tools
+        .slice(start, start + INDEX_CHUNK)
+        .map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+    );
   }
   return index;
 }

@@ -48,7 +48,9 @@ function messageJson(threadId: string, message: StoredMessage): Record<string, u
     role: message.role,
     ...(message.side ? { side: message.side } : {}),
     content: message.content,
-    ...(message.toolCalls?.length ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })) } : {}),
+    ...(message.toolCalls?.length
+      ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })) }
+      : {}),
     ...(message.toolCallId ? { tool_call_id: message.toolCallId } : {}),
     ...(message.toolName ? { tool_name: message.toolName } : {}),
     ...(message.toolStatus ? { tool_status: message.toolStatus } : {}),
@@ -79,7 +81,13 @@ function heading(message: StoredMessage): string {
 
 function renderMessage(threadId: string, message: StoredMessage): string {
   const parts: string[] = [];
-  if (message.reasoning) parts.push(message.reasoning.split('\n').map((line) => `> ${line}`).join('\n'));
+  if (message.reasoning)
+    parts.push(
+      message.reasoning
+        .split('\n')
+        .map((line) => `> ${line}`)
+        .join('\n'),
+    );
   const content = renderContent(threadId, message.content);
   if (content) parts.push(content);
   for (const call of message.toolCalls ?? []) {
@@ -94,7 +102,10 @@ function renderMessage(threadId: string, message: StoredMessage): string {
 function renderContent(threadId: string, content: StoredMessage['content']): string {
   if (content === null) return '';
   if (typeof content === 'string') return content;
-  return content.map((part) => renderPart(threadId, part)).filter(Boolean).join('\n\n');
+  return content
+    .map((part) => renderPart(threadId, part))
+    .filter(Boolean)
+    .join('\n\n');
 }
 
 function renderPart(threadId: string, part: ContentPart): string {
@@ -102,13 +113,23 @@ function renderPart(threadId: string, part: ContentPart): string {
     case 'text':
       return part.text;
     case 'image': {
-      const target = part.path ? attachmentUri(threadId, part.path) ?? part.path : part.url && !part.url.startsWith('data:') ? part.url : undefined;
+      const target = part.path
+        ? (attachmentUri(threadId, part.path) ?? part.path)
+        : part.url && !part.url.startsWith('data:')
+          ? part.url
+          : undefined;
       const alt = (part.description ?? 'image').replace(/[[\]]/g, '');
-      return target ? `![${alt}](${target})` : `_(${part.url?.startsWith('data:') ? 'inline image' : 'image'}${part.description ? `: ${part.description}` : ''})_`;
+      return target
+        ? `![${alt}](${target})`
+        : `_(${part.url?.startsWith('data:') ? 'inline image' : 'image'}${part.description ? `: ${part.description}` : ''})_`;
     }
     case 'file': {
       const name = part.name ?? part.path?.split('/').pop() ?? 'file';
-      const target = part.path ? attachmentUri(threadId, part.path) ?? part.path : part.url && !part.url.startsWith('data:') ? part.url : undefined;
+      const target = part.path
+        ? (attachmentUri(threadId, part.path) ?? part.path)
+        : part.url && !part.url.startsWith('data:')
+          ? part.url
+          : undefined;
       return target ? `[${name.replace(/[[\]]/g, '')}](${target})` : `_(file ${name})_`;
     }
   }

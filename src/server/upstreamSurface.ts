@@ -32,12 +32,21 @@ export interface UpstreamSurface {
    * Answers `tool_search`, `call_tool` of an upstream tool and direct calls
    * of upstream names; undefined for anything else (agentport's own tools).
    */
-  call(name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, signal: AbortSignal): Promise<CallToolResult> | undefined;
+  call(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    ctx: ServerContext,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> | undefined;
   close(): Promise<void>;
 }
 
 /** The aggregator surface, or undefined when the folder declares no upstream servers. */
-export function exposeUpstream(registry: Registry, tools: readonly ExposedTool[], settings: Partial<ToolSearchSettings> = {}): UpstreamSurface | undefined {
+export function exposeUpstream(
+  registry: Registry,
+  tools: readonly ExposedTool[],
+  settings: Partial<ToolSearchSettings> = {},
+): UpstreamSurface | undefined {
   const hub = upstreamHubFor(registry);
   if (!hub) return undefined;
   const base = planSurface(tools, { mode: 'on', threshold: settings.threshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD });
@@ -87,7 +96,10 @@ export function exposeUpstream(registry: Registry, tools: readonly ExposedTool[]
     const [notes, index, { searchTools }] = await Promise.all([reachAll(), getIndex(), import('../search/engine.js')]);
     const { outcome, text } = searchTools(index, args.query, args.maxResults ? { maxResults: args.maxResults } : {});
     const note = notes.length ? `\nNot reachable now (their tools could not be searched): ${notes.join('; ')}` : '';
-    return { content: [{ type: 'text', text: text + note }], structuredContent: { tools: outcome.tools.map((tool) => tool.name), unknown: [...outcome.unknown] } };
+    return {
+      content: [{ type: 'text', text: text + note }],
+      structuredContent: { tools: outcome.tools.map((tool) => tool.name), unknown: [...outcome.unknown] },
+    };
   };
 
   /** The upstream tool of a name, listing its server first (or waiting for a list being fetched again). */
@@ -100,7 +112,12 @@ export function exposeUpstream(registry: Registry, tools: readonly ExposedTool[]
     return hub.lookup(name);
   };
 
-  const run = async (tool: UpstreamTool, args: Record<string, unknown> | undefined, ctx: ServerContext, signal: AbortSignal): Promise<CallToolResult> => {
+  const run = async (
+    tool: UpstreamTool,
+    args: Record<string, unknown> | undefined,
+    ctx: ServerContext,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> => {
     const progressToken = ctx.mcpReq._meta?.progressToken;
     let lastProgress = 0;
     try {
@@ -110,7 +127,9 @@ export function exposeUpstream(registry: Registry, tools: readonly ExposedTool[]
           ? {
               onProgress: (message: string, numbers: { progress: number; total?: number }) => {
                 lastProgress = Date.now();
-                void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...numbers, message } }).catch(() => {});
+                void ctx.mcpReq
+                  .notify({ method: 'notifications/progress', params: { progressToken, ...numbers, message } })
+                  .catch(() => {});
               },
             }
           : {}),
@@ -127,7 +146,12 @@ export function exposeUpstream(registry: Registry, tools: readonly ExposedTool[]
     }
   };
 
-  const callUpstream = async (name: string, args: Record<string, unknown> | undefined, ctx: ServerContext, signal: AbortSignal): Promise<CallToolResult | undefined> => {
+  const callUpstream = async (
+    name: string,
+    args: Record<string, unknown> | undefined,
+    ctx: ServerContext,
+    signal: AbortSignal,
+  ): Promise<CallToolResult | undefined> => {
     let tool: UpstreamTool | undefined;
     try {
       tool = await find(name);
@@ -148,7 +172,12 @@ export function exposeUpstream(registry: Registry, tools: readonly ExposedTool[]
         const inner = args?.arguments;
         if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) return undefined;
         return callUpstream(target, inner as Record<string, unknown> | undefined, ctx, signal).then(
-          (result) => result ?? errorResult({ code: 'UNKNOWN_TOOL', message: `${CALL_TOOL}: no tool is named "${target}". Find tools with ${TOOL_SEARCH_NAME} first.` }),
+          (result) =>
+            result ??
+            errorResult({
+              code: 'UNKNOWN_TOOL',
+              message: `${CALL_TOOL}: no tool is named "${target}". Find tools with ${TOOL_SEARCH_NAME} first.`,
+            }),
         );
       }
       const server = serverOf(name);

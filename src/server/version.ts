@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 
 /** agentport's version, from its package.json. */
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;

@@ -305,7 +305,10 @@ export class FileStore implements Store {
         this.variables.delete(threadId);
       }
       // The record is re-read only if thread.json changed since this process last read or wrote it.
-      if (!this.unwritten.has(threadId) && this.threadStamps.get(threadId) !== fileStamp(path.join(this.threadDir(threadId), 'thread.json'))) {
+      if (
+        !this.unwritten.has(threadId) &&
+        this.threadStamps.get(threadId) !== fileStamp(path.join(this.threadDir(threadId), 'thread.json'))
+      ) {
         this.threads.delete(threadId);
       }
       const known = this.appendState.get(threadId);

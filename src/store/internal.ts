@@ -183,7 +183,10 @@ export function validateMessagePatch(threadId: string, id: string, patch: Messag
   const out: MessagePatch = {};
   if (patch.content !== undefined) {
     if (patch.content !== null && typeof patch.content !== 'string' && !Array.isArray(patch.content)) {
-      throw new AgentportError('INVALID_ARGUMENTS', `content of message "${id}" in thread ${threadId} must be a string, an array of parts or null`);
+      throw new AgentportError(
+        'INVALID_ARGUMENTS',
+        `content of message "${id}" in thread ${threadId} must be a string, an array of parts or null`,
+      );
     }
     out.content = patch.content;
   }

@@ -37,10 +37,17 @@ export async function openStore(choice: StoreChoice): Promise<Store> {
     }
     case 'postgres': {
       if (!choice.databaseUrl) {
-        throw new AgentportError('INVALID_ARGUMENTS', '--store postgres needs a database: set AGENTPORT_DATABASE_URL (or --database-url), e.g. postgres://user@host:5432/db');
+        throw new AgentportError(
+          'INVALID_ARGUMENTS',
+          '--store postgres needs a database: set AGENTPORT_DATABASE_URL (or --database-url), e.g. postgres://user@host:5432/db',
+        );
       }
       const { PostgresStore } = await import('./postgres/postgresStore.js');
-      const store = new PostgresStore({ url: choice.databaseUrl, keyDir: choice.dataDir, ...(choice.databaseSchema ? { schema: choice.databaseSchema } : {}) });
+      const store = new PostgresStore({
+        url: choice.databaseUrl,
+        keyDir: choice.dataDir,
+        ...(choice.databaseSchema ? { schema: choice.databaseSchema } : {}),
+      });
       await store.open();
       return store;
     }

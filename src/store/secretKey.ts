@@ -164,7 +164,9 @@ export function decryptSecret(key: Buffer, value: EncryptedValue, aad: string): 
     decipher.setAuthTag(Buffer.from(value.tag, 'base64'));
     return Buffer.concat([decipher.update(Buffer.from(value.data, 'base64')), decipher.final()]).toString('utf8');
   } catch (err) {
-    throw new AgentportError('SECRET_DECRYPT_FAILED', 'cannot decrypt a secret value: wrong key or altered data', undefined, { cause: err });
+    throw new AgentportError('SECRET_DECRYPT_FAILED', 'cannot decrypt a secret value: wrong key or altered data', undefined, {
+      cause: err,
+    });
   }
 }
 

@@ -74,7 +74,11 @@ export async function acquireThreadLock(locksDir: string, threadId: string, wait
       continue;
     }
     if (Date.now() >= deadline) {
-      throw new AgentportError('THREAD_BUSY', `thread ${threadId} is busy in another process (${await ownerOf(file)}); try again when its turn has ended`, { threadId });
+      throw new AgentportError(
+        'THREAD_BUSY',
+        `thread ${threadId} is busy in another process (${await ownerOf(file)}); try again when its turn has ended`,
+        { threadId },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }

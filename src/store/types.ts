@@ -143,12 +143,7 @@ export interface Store {
    */
   deleteMessages(threadId: string, ids: readonly string[]): Promise<void>;
   /** Stores bytes unchanged at a thread path (replacing any file there) and returns its reference. */
-  writeFile(
-    threadId: string,
-    path: string,
-    data: Uint8Array,
-    info: FileInfo,
-  ): Promise<AttachmentRef>;
+  writeFile(threadId: string, path: string, data: Uint8Array, info: FileInfo): Promise<AttachmentRef>;
   /** The file's bytes and reference, or `undefined` when there is no file at that path. */
   readFile(threadId: string, path: string): Promise<{ data: Uint8Array; ref: AttachmentRef } | undefined>;
   /** Files at or under the directory `prefix` (default `/`), sorted by path. */

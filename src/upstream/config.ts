@@ -88,7 +88,8 @@ export function parseUpstreamConfig(
   options: { file: string; agentsDir: string; env: Readonly<Record<string, string | undefined>>; issues: LoadIssue[] },
 ): UpstreamConfig | undefined {
   const { file, issues } = options;
-  const error = (field: string | undefined, message: string) => issues.push({ severity: 'error', file, ...(field ? { field } : {}), message });
+  const error = (field: string | undefined, message: string) =>
+    issues.push({ severity: 'error', file, ...(field ? { field } : {}), message });
   const warn = (field: string, message: string) => issues.push({ severity: 'warning', file, field, message });
   let raw: unknown;
   try {
@@ -108,7 +109,10 @@ export function parseUpstreamConfig(
   for (const [name, entry] of Object.entries(raw.mcpServers)) {
     const at = `mcpServers.${name}`;
     if (!SERVER_NAME.test(name) || name.length > MAX_SERVER_NAME) {
-      error(at, `server name "${name}" must be 1-${MAX_SERVER_NAME} letters, digits, "-" and "_", without "__" and not ending in "_" (tools are named <server>__<tool>)`);
+      error(
+        at,
+        `server name "${name}" must be 1-${MAX_SERVER_NAME} letters, digits, "-" and "_", without "__" and not ending in "_" (tools are named <server>__<tool>)`,
+      );
       continue;
     }
     if (!isRecord(entry)) {
@@ -132,9 +136,16 @@ function parseServer(
   warn: (field: string, message: string) => void,
 ): UpstreamServerConfig | undefined {
   const type = entry.type;
-  const http = type === 'http' || type === 'streamable-http' || type === 'streamableHttp' || (type === undefined && entry.url !== undefined && entry.command === undefined);
+  const http =
+    type === 'http' ||
+    type === 'streamable-http' ||
+    type === 'streamableHttp' ||
+    (type === undefined && entry.url !== undefined && entry.command === undefined);
   if (type === 'sse') {
-    error(`${at}.type`, 'the SSE transport is not supported (it is deprecated): use the server\'s Streamable HTTP endpoint with "type": "http"');
+    error(
+      `${at}.type`,
+      'the SSE transport is not supported (it is deprecated): use the server\'s Streamable HTTP endpoint with "type": "http"',
+    );
     return undefined;
   }
   if (type !== undefined && !http && type !== 'stdio') {
@@ -143,7 +154,8 @@ function parseServer(
   }
   const known = http ? HTTP_KEYS : STDIO_KEYS;
   for (const key of Object.keys(entry)) {
-    if (!known.includes(key) && !IGNORED_KEYS.includes(key)) warn(`${at}.${key}`, `unknown key "${key}" is ignored (a ${http ? 'Streamable HTTP' : 'stdio'} server takes ${known.join(', ')})`);
+    if (!known.includes(key) && !IGNORED_KEYS.includes(key))
+      warn(`${at}.${key}`, `unknown key "${key}" is ignored (a ${http ? 'Streamable HTTP' : 'stdio'} server takes ${known.join(', ')})`);
   }
 
   // Every string goes through ${env:} expansion. Secrets: the whole value of a credential entry, what

@@ -131,10 +131,13 @@ export class UpstreamConnection {
           ...(options.onProgress
             ? {
                 onprogress: (progress: { progress: number; total?: number; message?: string }) =>
-                  options.onProgress!(this.options.secrets.text(progress.message ?? `${progress.progress}${progress.total ? ` of ${progress.total}` : ''}`), {
-                    progress: progress.progress,
-                    ...(progress.total !== undefined ? { total: progress.total } : {}),
-                  }),
+                  options.onProgress!(
+                    this.options.secrets.text(progress.message ?? `${progress.progress}${progress.total ? ` of ${progress.total}` : ''}`),
+                    {
+                      progress: progress.progress,
+                      ...(progress.total !== undefined ? { total: progress.total } : {}),
+                    },
+                  ),
               }
             : {}),
         },
@@ -151,7 +154,10 @@ export class UpstreamConnection {
   connect(wait = true): Promise<Client> {
     if (this.closed) return Promise.reject(this.unavailable('agentport is shutting down'));
     if (this.client) return Promise.resolve(this.client);
-    if (!wait && this.retryAt > Date.now()) return Promise.reject(this.unavailable(`${this.lastError ?? 'the last attempt failed'}; the next attempt is in ${seconds(this.retryAt - Date.now())}`));
+    if (!wait && this.retryAt > Date.now())
+      return Promise.reject(
+        this.unavailable(`${this.lastError ?? 'the last attempt failed'}; the next attempt is in ${seconds(this.retryAt - Date.now())}`),
+      );
     return (this.opening ??= this.open().finally(() => (this.opening = undefined)));
   }
 
@@ -240,16 +246,32 @@ export class UpstreamConnection {
     const code = (error as { code?: unknown }).code;
     const data = { server: this.name, tool };
     if (code === 'REQUEST_TIMEOUT') {
-      return new AgentportError('UPSTREAM_FAILED', `${tool} on upstream server ${this.name} did not answer within ${seconds(timeoutMs)}: the call was cancelled`, { ...data, reason: 'timeout' });
+      return new AgentportError(
+        'UPSTREAM_FAILED',
+        `${tool} on upstream server ${this.name} did not answer within ${seconds(timeoutMs)}: the call was cancelled`,
+        { ...data, reason: 'timeout' },
+      );
     }
     if (code === 'CONNECTION_CLOSED') {
-      return new AgentportError('UPSTREAM_FAILED', `upstream server ${this.name} closed the connection during the call of ${tool}${this.stderrNote()}; it is restarted on the next call`, { ...data, reason: 'closed' });
+      return new AgentportError(
+        'UPSTREAM_FAILED',
+        `upstream server ${this.name} closed the connection during the call of ${tool}${this.stderrNote()}; it is restarted on the next call`,
+        { ...data, reason: 'closed' },
+      );
     }
     if (typeof code === 'number') {
-      return new AgentportError('UPSTREAM_FAILED', `${tool} on upstream server ${this.name} answered with an error: ${this.options.secrets.text(errorMessage(error))} (MCP error ${code})`, { ...data, reason: 'protocol', mcpCode: code });
+      return new AgentportError(
+        'UPSTREAM_FAILED',
+        `${tool} on upstream server ${this.name} answered with an error: ${this.options.secrets.text(errorMessage(error))} (MCP error ${code})`,
+        { ...data, reason: 'protocol', mcpCode: code },
+      );
     }
     this.broken(client, error);
-    return new AgentportError('UPSTREAM_FAILED', `calling ${tool} on upstream server ${this.name} failed: ${this.describe(error)}; it reconnects on the next call`, { ...data, reason: 'transport' });
+    return new AgentportError(
+      'UPSTREAM_FAILED',
+      `calling ${tool} on upstream server ${this.name} failed: ${this.describe(error)}; it reconnects on the next call`,
+      { ...data, reason: 'transport' },
+    );
   }
 
   private unavailable(reason: string): AgentportError {
@@ -280,7 +302,9 @@ export class UpstreamConnection {
 
   /** The line of the server's recent stderr that most likely says what went wrong. */
   private stderrNote(): string {
-    const telling = this.stderrTail.findLast((line) => /error|exception|fatal|cannot|can't|failed|denied|not found|refused|invalid|missing/i.test(line));
+    const telling = this.stderrTail.findLast((line) =>
+      /error|exception|fatal|cannot|can't|failed|denied|not found|refused|invalid|missing/i.test(line),
+    );
     const line = telling ?? this.stderrTail.at(-1);
     return line ? ` (its stderr said: ${line.trim()})` : '';
   }
@@ -319,4 +343,3 @@ async function raceSignal<T>(work: Promise<T>, signal: AbortSignal | undefined):
     aborted.catch(() => {});
   }
 }
-

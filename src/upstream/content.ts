@@ -53,7 +53,11 @@ export function convertUpstreamContent(result: CallToolResult, baseName: string)
         const uri = String(resource.uri ?? '');
         if (typeof resource.text === 'string') parts.push(`Resource ${uri}:\n${resource.text}`);
         else if (typeof resource.blob === 'string') {
-          file(resource.blob, typeof resource.mimeType === 'string' ? resource.mimeType : 'application/octet-stream', uri.split(/[\\/]/).pop());
+          file(
+            resource.blob,
+            typeof resource.mimeType === 'string' ? resource.mimeType : 'application/octet-stream',
+            uri.split(/[\\/]/).pop(),
+          );
           parts.push(`Resource ${uri} (attached)`);
         }
         break;
@@ -70,7 +74,10 @@ export function convertUpstreamContent(result: CallToolResult, baseName: string)
 
 function linkLine(block: Record<string, unknown>): string {
   const name = typeof block.name === 'string' ? block.name : String(block.uri ?? '');
-  const details = [typeof block.mimeType === 'string' ? block.mimeType : undefined, typeof block.description === 'string' ? block.description : undefined].filter(Boolean);
+  const details = [
+    typeof block.mimeType === 'string' ? block.mimeType : undefined,
+    typeof block.description === 'string' ? block.description : undefined,
+  ].filter(Boolean);
   return `Resource link: ${name} <${String(block.uri ?? '')}>${details.length ? ` (${details.join('; ')})` : ''}`;
 }
 

@@ -153,7 +153,8 @@ export class UpstreamHub {
 
   private connection(server: string): UpstreamConnection {
     const connection = this.connections.get(server);
-    if (!connection) throw new AgentportError('UPSTREAM_UNAVAILABLE', `no upstream server named "${server}" in ${this.config.file}`, { server });
+    if (!connection)
+      throw new AgentportError('UPSTREAM_UNAVAILABLE', `no upstream server named "${server}" in ${this.config.file}`, { server });
     return connection;
   }
 
@@ -186,7 +187,8 @@ export class UpstreamHub {
     for (const tool of previous) this.byName.delete(tool.name);
     for (const tool of tools) this.byName.set(tool.name, tool);
     this.lists.set(server, tools);
-    if (previous.length || tools.length) this.log(`upstream server ${server}: ${tools.length} tool(s)${previous.length ? ' (the list changed)' : ''}`);
+    if (previous.length || tools.length)
+      this.log(`upstream server ${server}: ${tools.length} tool(s)${previous.length ? ' (the list changed)' : ''}`);
     for (const listener of this.listeners) {
       try {
         listener(server, tools, previous);
@@ -204,7 +206,10 @@ const hubs = new WeakMap<object, UpstreamHub>();
  * in `serve`): the runtime, the MCP surface and the CLI share it. Undefined
  * when the folder declares no upstream servers.
  */
-export function upstreamHubFor(registry: Pick<Registry, 'upstream' | 'tools' | 'prompts' | 'agents'>, log?: (line: string) => void): UpstreamHub | undefined {
+export function upstreamHubFor(
+  registry: Pick<Registry, 'upstream' | 'tools' | 'prompts' | 'agents'>,
+  log?: (line: string) => void,
+): UpstreamHub | undefined {
   if (!registry.upstream || registry.upstream.servers.size === 0) return undefined;
   let hub = hubs.get(registry);
   if (!hub) {

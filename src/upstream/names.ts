@@ -32,7 +32,11 @@ function hashed(base: string, server: string, tool: string): string {
  * Names for every tool of one server, by its upstream name.
  * @param reserved names already in use (the agents folder's tools, prompts and agents)
  */
-export function namespaceTools(server: string, tools: readonly string[], reserved: (name: string) => boolean = () => false): Map<string, string> {
+export function namespaceTools(
+  server: string,
+  tools: readonly string[],
+  reserved: (name: string) => boolean = () => false,
+): Map<string, string> {
   const names = new Map<string, string>();
   const used = new Set<string>();
   const sorted = [...new Set(tools)].sort();

@@ -52,7 +52,7 @@ export function upstreamReferencesOf(tools: readonly ToolReference[] | undefined
     const config = (typeof reference === 'string' ? {} : reference) as Record<string, unknown>;
     const list = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : undefined);
     const only = parts.tool !== undefined ? [parts.tool] : list(config.tools);
-    const alwaysLoad = config.alwaysLoad === true ? true : list(config.alwaysLoad) ?? false;
+    const alwaysLoad = config.alwaysLoad === true ? true : (list(config.alwaysLoad) ?? false);
     out.push({
       server: parts.server,
       ...(only ? { only } : {}),
@@ -81,10 +81,16 @@ export function selectUpstreamTool(
     if (reference.server !== server) continue;
     if (reference.only && !names(reference.only, server, tool, namespaced)) continue;
     if (names(reference.exclude, server, tool, namespaced)) continue;
-    const alwaysLoad = reference.alwaysLoad === true || (Array.isArray(reference.alwaysLoad) && names(reference.alwaysLoad as readonly string[], server, tool, namespaced));
+    const alwaysLoad =
+      reference.alwaysLoad === true ||
+      (Array.isArray(reference.alwaysLoad) && names(reference.alwaysLoad as readonly string[], server, tool, namespaced));
     selected = {
       alwaysLoad: alwaysLoad || selected?.alwaysLoad === true,
-      ...(reference.timeoutMs !== undefined ? { timeoutMs: reference.timeoutMs } : selected?.timeoutMs !== undefined ? { timeoutMs: selected.timeoutMs } : {}),
+      ...(reference.timeoutMs !== undefined
+        ? { timeoutMs: reference.timeoutMs }
+        : selected?.timeoutMs !== undefined
+          ? { timeoutMs: selected.timeoutMs }
+          : {}),
     };
   }
   return selected;
@@ -101,7 +107,8 @@ export function checkUpstreamReference(
   where: { file: string; definition: string; field: string },
 ): LoadIssue[] {
   const issues: LoadIssue[] = [];
-  const error = (message: string, field = where.field) => issues.push({ severity: 'error', file: where.file, definition: where.definition, field, message });
+  const error = (message: string, field = where.field) =>
+    issues.push({ severity: 'error', file: where.file, definition: where.definition, field, message });
   const name = typeof reference === 'string' ? reference : reference.name;
   const parts = splitUpstreamName(name)!;
   if (!parts.server) {
@@ -113,23 +120,33 @@ export function checkUpstreamReference(
     error(`"${name}" refers to an upstream MCP server, but the agents folder has no mcp.json declaring servers`);
   } else if (!config.servers.has(parts.server)) {
     const known = [...config.servers.keys()];
-    error(`unknown upstream server "${parts.server}" (${config.file} declares ${known.length ? known.join(', ') : 'none'})${suggestName(parts.server, known)}`);
+    error(
+      `unknown upstream server "${parts.server}" (${config.file} declares ${known.length ? known.join(', ') : 'none'})${suggestName(parts.server, known)}`,
+    );
   }
   if (typeof reference === 'string') return issues;
   const entry = reference as unknown as Record<string, unknown>;
   for (const key of Object.keys(entry)) {
     if (entry[key] === undefined) continue;
     if (!CONFIG_KEYS.includes(key)) {
-      issues.push({ severity: 'warning', file: where.file, definition: where.definition, field: `${where.field}.${key}`, message: `unknown key "${key}" in the config of upstream tools "${name}" is ignored (it takes ${CONFIG_KEYS.join(', ')})${suggestName(key, CONFIG_KEYS)}` });
+      issues.push({
+        severity: 'warning',
+        file: where.file,
+        definition: where.definition,
+        field: `${where.field}.${key}`,
+        message: `unknown key "${key}" in the config of upstream tools "${name}" is ignored (it takes ${CONFIG_KEYS.join(', ')})${suggestName(key, CONFIG_KEYS)}`,
+      });
     }
   }
   const stringList = (key: string) => {
     const value = entry[key];
-    if (value !== undefined && !(Array.isArray(value) && value.every((v) => typeof v === 'string'))) error(`must be a list of tool names`, `${where.field}.${key}`);
+    if (value !== undefined && !(Array.isArray(value) && value.every((v) => typeof v === 'string')))
+      error(`must be a list of tool names`, `${where.field}.${key}`);
   };
   stringList('exclude');
   stringList('tools');
   if (entry.alwaysLoad !== undefined && typeof entry.alwaysLoad !== 'boolean') stringList('alwaysLoad');
-  if (entry.tools !== undefined && parts.tool !== undefined) error(`give either "${name}" or tools: [...], not both`, `${where.field}.tools`);
+  if (entry.tools !== undefined && parts.tool !== undefined)
+    error(`give either "${name}" or tools: [...], not both`, `${where.field}.tools`);
   return issues;
 }

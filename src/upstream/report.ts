@@ -32,7 +32,9 @@ export async function checkUpstreamServers(registry: Registry): Promise<Upstream
         lines.push(`upstream ${describeServer(server, config.secrets)}: unreachable`);
         issues.push({ severity: 'error', file: config.file, field: `mcpServers.${status.name}`, message: failure.error });
       } else {
-        lines.push(`upstream ${describeServer(server, config.secrets)}: ok, ${status.tools ?? 0} tool(s)${status.protocolVersion ? ` (protocol ${status.protocolVersion})` : ''}`);
+        lines.push(
+          `upstream ${describeServer(server, config.secrets)}: ok, ${status.tools ?? 0} tool(s)${status.protocolVersion ? ` (protocol ${status.protocolVersion})` : ''}`,
+        );
       }
     }
     issues.push(...missingTools(registry, hub));
@@ -53,7 +55,13 @@ function missingTools(registry: Registry, hub: UpstreamHub): LoadIssue[] {
       const named = [...(reference.only ?? []), ...reference.exclude, ...(Array.isArray(reference.alwaysLoad) ? reference.alwaysLoad : [])];
       for (const name of new Set(named)) {
         if (!has(name)) {
-          issues.push({ severity: 'warning', file: prompt.file, definition: prompt.name, field: 'tools', message: `upstream server ${reference.server} has no tool "${name}"` });
+          issues.push({
+            severity: 'warning',
+            file: prompt.file,
+            definition: prompt.name,
+            field: 'tools',
+            message: `upstream server ${reference.server} has no tool "${name}"`,
+          });
         }
       }
     }
@@ -62,7 +70,9 @@ function missingTools(registry: Registry, hub: UpstreamHub): LoadIssue[] {
 }
 
 /** Every upstream tool (connecting to every server), and the servers that could not be reached. */
-export async function readUpstreamTools(registry: Registry): Promise<{ tools: UpstreamTool[]; failures: Array<{ server: string; error: string }> }> {
+export async function readUpstreamTools(
+  registry: Registry,
+): Promise<{ tools: UpstreamTool[]; failures: Array<{ server: string; error: string }> }> {
   const hub = upstreamHubFor(registry, () => {});
   if (!hub) return { tools: [], failures: [] };
   try {

@@ -27,7 +27,16 @@ describe('agentport list', () => {
     const { code, stdout } = await agentport(['list', '--json', '--dir', EXAMPLE_AGENTS]);
     expect(code).toBe(0);
     const { tools } = JSON.parse(stdout) as { tools: Array<{ name: string; inputSchema: Record<string, unknown> }> };
-    expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'docs_reader', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket']);
+    expect(tools.map((t) => t.name)).toEqual([
+      'copy_desk',
+      'docs_reader',
+      'editor_in_chief',
+      'fact_finder',
+      'faq',
+      'summarize',
+      'support',
+      'triage_ticket',
+    ]);
     for (const tool of tools) {
       expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
       expect(tool.inputSchema.type).toBe('object');
@@ -102,7 +111,15 @@ describe('agentport serve --store', () => {
     const missing = await agentport(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'postgres'], { AGENTPORT_DATABASE_URL: '' });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('--store postgres needs a database: set AGENTPORT_DATABASE_URL');
-    const unreachable = await agentport(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'postgres', '--database-url', 'postgres://nobody@127.0.0.1:1/none']);
+    const unreachable = await agentport([
+      'serve',
+      '--dir',
+      EXAMPLE_AGENTS,
+      '--store',
+      'postgres',
+      '--database-url',
+      'postgres://nobody@127.0.0.1:1/none',
+    ]);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain('cannot connect to PostgreSQL');
   });

@@ -14,14 +14,22 @@ import { FakeModelServer } from '../support/fakeModelServer.js';
 import { connectStdio, tempDir } from '../support/mcpClients.js';
 import { REPO_ROOT } from '../support/paths.js';
 
-const SCAFFOLD = ['models/main.ts', 'prompts/assistant.ts', 'tools/word_count.ts', 'prompts/explain.prompty', 'package.json', 'tsconfig.json'];
+const SCAFFOLD = [
+  'models/main.ts',
+  'prompts/assistant.ts',
+  'tools/word_count.ts',
+  'prompts/explain.prompty',
+  'package.json',
+  'tsconfig.json',
+];
 
 /** What `npm install` in the folder provides: node_modules entries, here linked to this repository's copies. */
 function linkDependencies(folder: string): void {
   const modules = path.join(folder, 'node_modules');
   mkdirSync(path.join(modules, '@types'), { recursive: true });
   symlinkSync(REPO_ROOT, path.join(modules, 'agentport-mcp'), 'dir');
-  for (const name of ['zod', 'typescript', '@types/node']) symlinkSync(path.join(REPO_ROOT, 'node_modules', name), path.join(modules, name), 'dir');
+  for (const name of ['zod', 'typescript', '@types/node'])
+    symlinkSync(path.join(REPO_ROOT, 'node_modules', name), path.join(modules, name), 'dir');
 }
 
 const work = tempDir('agentport-init-');
@@ -92,7 +100,9 @@ describe('agentport init', () => {
       const doctor = await runCli(['doctor', '--types', '--dir', '.'], { cwd: folder });
       expect(doctor.code).toBe(1);
       expect(doctor.stdout).toMatch(/^types: 1 error\(s\)/m);
-      expect(doctor.stdout).toMatch(/^error: tools\/shout\.ts:6:\d+: TS2322: Type .*Promise<string>.* is not assignable to type .*Promise<ToolResult>/m);
+      expect(doctor.stdout).toMatch(
+        /^error: tools\/shout\.ts:6:\d+: TS2322: Type .*Promise<string>.* is not assignable to type .*Promise<ToolResult>/m,
+      );
       // Loading alone cannot see it: the tool loads fine.
       const plain = await runCli(['doctor', '--dir', '.'], { cwd: folder });
       expect(plain.code).toBe(0);
@@ -102,7 +112,13 @@ describe('agentport init', () => {
   });
 
   it('[EC-2] doctor --types says when the folder has no tsconfig.json', async () => {
-    const doctor = await runCli(['doctor', '--types', '--no-upstream', '--dir', path.join(REPO_ROOT, 'test', 'fixtures', 'agents', 'usage')]);
+    const doctor = await runCli([
+      'doctor',
+      '--types',
+      '--no-upstream',
+      '--dir',
+      path.join(REPO_ROOT, 'test', 'fixtures', 'agents', 'usage'),
+    ]);
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toContain('no tsconfig.json: --types type-checks a folder that has one (agentport init writes it)');
   });
@@ -111,7 +127,9 @@ describe('agentport init', () => {
     const before = readFileSync(path.join(folder, 'models', 'main.ts'), 'utf8');
     const again = await runCli(['init', 'my-agents'], { cwd: work });
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain('agentport: not overwriting existing files in my-agents: models/main.ts, prompts/assistant.ts, tools/word_count.ts, prompts/explain.prompty, package.json, tsconfig.json');
+    expect(again.stderr).toContain(
+      'agentport: not overwriting existing files in my-agents: models/main.ts, prompts/assistant.ts, tools/word_count.ts, prompts/explain.prompty, package.json, tsconfig.json',
+    );
     expect(readFileSync(path.join(folder, 'models', 'main.ts'), 'utf8')).toBe(before);
 
     // Only the files that would be overwritten count: a folder with other files is filled.
@@ -142,7 +160,10 @@ describe('a scaffolded folder served to an MCP host', () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['assistant', 'explain']));
 
-    model.reply({ toolCalls: [{ name: 'word_count', arguments: { text: 'agentport serves agents' } }] }, { text: 'That text has 3 words.' });
+    model.reply(
+      { toolCalls: [{ name: 'word_count', arguments: { text: 'agentport serves agents' } }] },
+      { text: 'That text has 3 words.' },
+    );
     const result = await client.callTool({ name: 'assistant', arguments: { message: 'How many words in "agentport serves agents"?' } });
     expect(result.isError).toBeFalsy();
     expect((result.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('')).toContain('That text has 3 words.');

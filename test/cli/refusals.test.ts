@@ -21,7 +21,8 @@ function writeFiles(root: string, files: Record<string, string>): string {
   return root;
 }
 
-const MODEL = "import { defineModel } from 'agentport-mcp';\nexport default defineModel({ name: 'main', provider: 'openai', model: 'm' });\n";
+const MODEL =
+  "import { defineModel } from 'agentport-mcp';\nexport default defineModel({ name: 'main', provider: 'openai', model: 'm' });\n";
 const PROMPT = (name: string, extra = '') =>
   `import { definePrompt } from 'agentport-mcp';\nexport default definePrompt({ name: '${name}', toolDescription: 'd', model: 'main', prompt: 'p', exposeAsTool: true${extra} });\n`;
 
@@ -91,7 +92,9 @@ describe('agents folder refusals', () => {
     const entry = (JSON.parse(ok.stdout) as { mcpServers: { agentport: { args: string[] } } }).mcpServers.agentport;
     expect(entry.args).toEqual([CLI, 'serve', '--dir', path.join(root, 'agents')]);
     const nested = await runCli(['config', 'code', '--dir', '../agents'], { cwd: path.join(root, 'empty') });
-    expect((JSON.parse(nested.stdout) as { mcpServers: { agentport: { args: string[] } } }).mcpServers.agentport.args.at(-1)).toBe(path.join(root, 'agents'));
+    expect((JSON.parse(nested.stdout) as { mcpServers: { agentport: { args: string[] } } }).mcpServers.agentport.args.at(-1)).toBe(
+      path.join(root, 'agents'),
+    );
     const empty = await runCli(['config', 'claude', '--dir', 'empty'], { cwd: root });
     expect(empty.code).toBe(1);
     expect(empty.stdout).toBe('');
@@ -133,7 +136,7 @@ describe('load errors as users read them', () => {
     const at = lines.findIndex((l) => l.startsWith('error: agents/tools/broken.ts'));
     expect(lines[at]).toBe('error: agents/tools/broken.ts:4:45: cannot load: syntax error: Unexpected token, expected ","');
     expect(lines.slice(at + 1, at + 6)).toEqual([
-      "  2 | export default defineTool({",
+      '  2 | export default defineTool({',
       "  3 |   description: 'Broken.',",
       "> 4 |   execute: async () => ({ status: 'success' )),",
       '    |                                             ^',
@@ -145,37 +148,59 @@ describe('load errors as users read them', () => {
     const root = writeFiles(tempDir('agentport-syntax-'), {
       'agents/models/main.ts': MODEL,
       'agents/lib/words.ts': 'export const count = (text: string =>\n  text.length;\n',
-      'agents/tools/uses_lib.ts': "import { defineTool } from 'agentport-mcp';\nimport { count } from '../lib/words';\nexport default defineTool({ description: 'd', execute: async () => ({ status: 'success', result: String(count('x')) }) });\n",
+      'agents/tools/uses_lib.ts':
+        "import { defineTool } from 'agentport-mcp';\nimport { count } from '../lib/words';\nexport default defineTool({ description: 'd', execute: async () => ({ status: 'success', result: String(count('x')) }) });\n",
     });
     const run = await runCli(['doctor', '--dir', 'agents'], { cwd: root });
-    expect(run.stdout).toContain('error: agents/tools/uses_lib.ts: cannot load: syntax error in agents/lib/words.ts:1:36: Unexpected token, expected ","\n> 1 | export const count = (text: string =>');
+    expect(run.stdout).toContain(
+      'error: agents/tools/uses_lib.ts: cannot load: syntax error in agents/lib/words.ts:1:36: Unexpected token, expected ","\n> 1 | export const count = (text: string =>',
+    );
   });
 
   it('gives one message for a YAML error in a .prompty file, at the file line', async () => {
     const root = writeFiles(tempDir('agentport-yaml-'), {
       'agents/models/main.ts': MODEL,
-      'agents/prompts/faq.prompty': ['---', 'name: faq', 'description: d', 'model: main', 'inputs:', '  question:', '    type: string', '      description: too deep', '---', 'user:', '{{question}}', ''].join('\n'),
+      'agents/prompts/faq.prompty': [
+        '---',
+        'name: faq',
+        'description: d',
+        'model: main',
+        'inputs:',
+        '  question:',
+        '    type: string',
+        '      description: too deep',
+        '---',
+        'user:',
+        '{{question}}',
+        '',
+      ].join('\n'),
     });
     const run = await runCli(['doctor', '--dir', 'agents'], { cwd: root });
     expect(run.code).toBe(1);
     const errors = run.stdout.split('\n').filter((l) => l.startsWith('error: '));
-    expect(errors).toEqual(['error: agents/prompts/faq.prompty:7: invalid YAML in frontmatter: Nested mappings are not allowed in compact mappings (column 11)']);
+    expect(errors).toEqual([
+      'error: agents/prompts/faq.prompty:7: invalid YAML in frontmatter: Nested mappings are not allowed in compact mappings (column 11)',
+    ]);
     // No second numbering (the frontmatter's own line) in the message; the frame shows file lines.
     expect(run.stdout).not.toMatch(/at line \d+/);
     expect(run.stdout).toContain('> 7 |     type: string\n    |           ^\n  8 |       description: too deep');
     expect(run.stdout).toMatch(/\n1 error\(s\), /);
   });
 
-  it('reports every problem of a folder in one pass, and one bad file does not distort another file\'s message', async () => {
+  it("reports every problem of a folder in one pass, and one bad file does not distort another file's message", async () => {
     const root = writeFiles(tempDir('agentport-onepass-'), {
       'agents/models/main.ts': MODEL,
-      'agents/models/backup.ts': "import { defineModel } from 'agentport-mcp';\nexport default defineModel({ name: 'backup', provider: 'openai', model: 'm' ;\n",
+      'agents/models/backup.ts':
+        "import { defineModel } from 'agentport-mcp';\nexport default defineModel({ name: 'backup', provider: 'openai', model: 'm' ;\n",
       // loop_b has an error of its own: loop_a's cycle is still a cycle, not an "unknown prompt".
-      'agents/prompts/loop_a.ts': "import { definePrompt } from 'agentport-mcp';\nexport default definePrompt({ name: 'loop_a', toolDescription: 'd', model: 'main', prompt: [{ type: 'include', prompt: 'loop_b' }] });\n",
-      'agents/prompts/loop_b.ts': "import { definePrompt } from 'agentport-mcp';\nexport default definePrompt({ name: 'loop_b', toolDescription: 'd', model: 'main', toolChoice: 'sometimes' as never, prompt: [{ type: 'include', prompt: 'loop_a' }] });\n",
+      'agents/prompts/loop_a.ts':
+        "import { definePrompt } from 'agentport-mcp';\nexport default definePrompt({ name: 'loop_a', toolDescription: 'd', model: 'main', prompt: [{ type: 'include', prompt: 'loop_b' }] });\n",
+      'agents/prompts/loop_b.ts':
+        "import { definePrompt } from 'agentport-mcp';\nexport default definePrompt({ name: 'loop_b', toolDescription: 'd', model: 'main', toolChoice: 'sometimes' as never, prompt: [{ type: 'include', prompt: 'loop_a' }] });\n",
       // Its model's file does not parse; its tool has an error of its own.
       'agents/prompts/fallback.ts': PROMPT('fallback', ", tools: ['shout']").replace("model: 'main'", "model: 'backup'"),
-      'agents/tools/shout.ts': "import { defineTool } from 'agentport-mcp';\nexport default defineTool({ description: '', execute: async () => ({ status: 'success' }) });\n",
+      'agents/tools/shout.ts':
+        "import { defineTool } from 'agentport-mcp';\nexport default defineTool({ description: '', execute: async () => ({ status: 'success' }) });\n",
       'agents/prompts/bad.prompty': '---\nname: bad\ndescription: d\nmodel: [main\n---\nHi.\n',
       'agents/prompts/typo.ts': PROMPT('typo').replace("model: 'main'", "model: 'mian'"),
     });

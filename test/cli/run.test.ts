@@ -14,7 +14,8 @@ import { tempDir } from '../support/mcpClients.js';
 import { CLI } from '../support/paths.js';
 
 const FILES: Record<string, string> = {
-  'models/main.ts': "import { defineModel } from 'agentport-mcp';\nexport default defineModel({ name: 'main', provider: 'openai', model: 'test-model' });\n",
+  'models/main.ts':
+    "import { defineModel } from 'agentport-mcp';\nexport default defineModel({ name: 'main', provider: 'openai', model: 'test-model' });\n",
   'tools/add_numbers.ts': `import { defineTool } from 'agentport-mcp';
 import { z } from 'zod';
 export default defineTool({
@@ -89,7 +90,8 @@ beforeEach(() => {
   model.unexpected.length = 0;
 });
 
-const run = (args: string[], extraEnv: Record<string, string> = {}) => runCli(['run', ...args, '--dir', agentsDir], { env: { ...env, ...extraEnv } });
+const run = (args: string[], extraEnv: Record<string, string> = {}) =>
+  runCli(['run', ...args, '--dir', agentsDir], { env: { ...env, ...extraEnv } });
 
 describe('agentport run', () => {
   it('--json prints one object with the thread, answer, steps, tool calls and usage', async () => {
@@ -177,7 +179,10 @@ describe('agentport run', () => {
     [['count=1', 'loud=maybe'], 'agentport: --input loud: expected true or false, got "maybe"\n'],
     [['count=1', 'tags=[oops'], /^agentport: --input tags: expected JSON \(a JSON array\), got "\[oops" \(.+\)\n$/],
     [['count=1', 'mode=medium'], 'agentport: --input mode: expected one of "fast", "slow", got "medium"\n'],
-    [['cont=1'], 'agentport: --input cont: "counter" has no input named "cont" (did you mean "count"?); its inputs: count, loud, tags, mode\n'],
+    [
+      ['cont=1'],
+      'agentport: --input cont: "counter" has no input named "cont" (did you mean "count"?); its inputs: count, loud, tags, mode\n',
+    ],
     [['count'], 'agentport: --input expects name=value, got "count" (inputs of "counter": count, loud, tags, mode)\n'],
     [['loud=true'], 'agentport: "counter" needs input count: pass --input count=...\n'],
   ])('refuses bad inputs %j, naming the input', async (inputs, expected) => {
@@ -198,7 +203,9 @@ describe('agentport run', () => {
   it('refuses an unknown prompt, listing the exposed ones', async () => {
     const typo = await run(['countr']);
     expect(typo.code).toBe(1);
-    expect(typo.stderr).toBe(`agentport: no prompt or agent named "countr" in ${agentsDir} (did you mean "counter"?); exposed: chat, counter, explain\n`);
+    expect(typo.stderr).toBe(
+      `agentport: no prompt or agent named "countr" in ${agentsDir} (did you mean "counter"?); exposed: chat, counter, explain\n`,
+    );
     const unknown = await run(['zzz']);
     expect(unknown.stderr).toBe(`agentport: no prompt or agent named "zzz" in ${agentsDir}; exposed: chat, counter, explain\n`);
   });
@@ -263,7 +270,9 @@ describe('the live view', () => {
     view.finish();
     const lines = written.split('\n');
     expect(lines[0]).toBe('\r\x1b[2K⠋ 0.0s  starting\r\x1b[2K\x1b[2m  0.4s\x1b[22m  main: step 1, calling the model');
-    expect(lines[1]).toBe('\r\x1b[2K⠙ 0.4s  main: step 1, calling the model\r\x1b[2K\x1b[2m  1.6s\x1b[22m  main: running a_tool_with_a_rather_long_name_indeed');
+    expect(lines[1]).toBe(
+      '\r\x1b[2K⠙ 0.4s  main: step 1, calling the model\r\x1b[2K\x1b[2m  1.6s\x1b[22m  main: running a_tool_with_a_rather_long_name_indeed',
+    );
     // The status line is cut to the terminal's width and cleared at the end.
     expect(lines[2]).toBe('\r\x1b[2K⠹ 1.6s  main: running a_tool_with_a_ra…\r\x1b[2K');
   });

@@ -77,7 +77,9 @@ describe('agentport list and search --upstream', () => {
     expect(code).toBe(0);
     expect(stdout).toContain('fx__echo  Echo a text back unchanged.\n');
     expect(stdout).toMatch(/^fx__get_item_[0-9a-f]{8}  Get an item \(dotted name\)\.  \(get\.item on fx\)$/m);
-    const json = JSON.parse((await agentport(['list', '--upstream', '--json', '--dir', fxOnly])).stdout) as { tools: Array<{ name: string; _meta: unknown }> };
+    const json = JSON.parse((await agentport(['list', '--upstream', '--json', '--dir', fxOnly])).stdout) as {
+      tools: Array<{ name: string; _meta: unknown }>;
+    };
     expect(json.tools).toHaveLength(14);
     expect(json.tools[0]).toMatchObject({ name: 'fx__echo', _meta: { 'agentport/upstream': { server: 'fx', tool: 'echo' } } });
   });
@@ -86,7 +88,9 @@ describe('agentport list and search --upstream', () => {
     const { code, stdout } = await agentport(['search', '+note', '--json', '--upstream', '--dir', fxOnly]);
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({ query: '+note', results: ['fx__write_note'] });
-    const both = JSON.parse((await agentport(['search', 'write notes', '--json', '--upstream', '--dir', fxOnly])).stdout) as { results: string[] };
+    const both = JSON.parse((await agentport(['search', 'write notes', '--json', '--upstream', '--dir', fxOnly])).stdout) as {
+      results: string[];
+    };
     expect(both.results).toEqual(expect.arrayContaining(['fx__write_note', 'helper']));
   });
 

@@ -36,7 +36,8 @@ const agent = (fields: string) => `import { defineAgent } from 'agentport';\nexp
 
 const errorsOf = (issues: LoadIssue[]) => issues.filter((i) => i.severity === 'error');
 const warningsOf = (issues: LoadIssue[]) => issues.filter((i) => i.severity === 'warning');
-const at = (issues: LoadIssue[], definition: string, field: string) => issues.filter((i) => i.definition === definition && i.field === field);
+const at = (issues: LoadIssue[], definition: string, field: string) =>
+  issues.filter((i) => i.definition === definition && i.field === field);
 /** The one issue of `definition` at `field`. */
 function one(issues: LoadIssue[], definition: string, field: string): LoadIssue {
   const found = at(issues, definition, field);
@@ -52,7 +53,10 @@ describe('wrong type is not "missing"', () => {
       'prompts/q.ts': `export default { name: 'q', model: 'm', prompt: 7 };\n`,
     });
     const { issues } = await loadRegistry({ agentsDir: dir });
-    expect(one(issues, 'p', 'toolDescription')).toMatchObject({ severity: 'error', message: 'toolDescription must be a string, got number 42' });
+    expect(one(issues, 'p', 'toolDescription')).toMatchObject({
+      severity: 'error',
+      message: 'toolDescription must be a string, got number 42',
+    });
     expect(one(issues, 'p', 'includeChat').message).toBe('includeChat must be a boolean, got string "yes"');
     // Absent is "required"; a wrong type for a union names what the union accepts.
     expect(one(issues, 'q', 'toolDescription').message).toBe('toolDescription is required');
@@ -65,7 +69,9 @@ describe('wrong type is not "missing"', () => {
     const dir = agentsFolder({
       'models/m.ts': MODEL,
       'prompts/helper.ts': prompt('helper'),
-      'agents/a.ts': agent(`name: 'a', type: 'dual_ai', maxSessionTurns: 4, sideA: { prompt: 'helper', maxSteps: 'x', stopOnResponse: 1 }, sideB: { maxSteps: 1.5 }`),
+      'agents/a.ts': agent(
+        `name: 'a', type: 'dual_ai', maxSessionTurns: 4, sideA: { prompt: 'helper', maxSteps: 'x', stopOnResponse: 1 }, sideB: { maxSteps: 1.5 }`,
+      ),
       'agents/b.ts': agent(`name: 'b', sideA: 'helper', maxSessionTurns: '3'`),
       'agents/c.ts': agent(`name: 'c', sideA: { prompt: 'helper', sessionStop: { name: 'done', messageProperty: 5 }, maxSteps: 0 }`),
     });
@@ -76,7 +82,9 @@ describe('wrong type is not "missing"', () => {
     expect(one(issues, 'a', 'sideB.prompt').message).toBe('sideB.prompt is required');
     expect(one(issues, 'b', 'sideA').message).toBe('sideA must be an object, got string "helper"');
     expect(one(issues, 'b', 'maxSessionTurns').message).toBe('maxSessionTurns must be a number, got string "3"');
-    expect(one(issues, 'c', 'sideA.sessionStop.messageProperty').message).toBe('sideA.sessionStop.messageProperty must be a string, got number 5');
+    expect(one(issues, 'c', 'sideA.sessionStop.messageProperty').message).toBe(
+      'sideA.sessionStop.messageProperty must be a string, got number 5',
+    );
     expect(one(issues, 'c', 'sideA.maxSteps').message).toBe('sideA.maxSteps must be greater than 0, got number 0');
   });
 
@@ -96,7 +104,9 @@ describe('wrong type is not "missing"', () => {
     expect(one(issues, 'p', 'tools[3].env.KEY').message).toBe('tools[3].env.KEY must be a string, got a number');
     expect(one(issues, 'p', 'tools[4].immediate.nameEnv').message).toBe('tools[4].immediate.nameEnv must be a string, got number 3');
     expect(one(issues, 'p', 'tools[5].resumable').message).toBe('tools[5].resumable must be false or an object, got boolean true');
-    expect(one(issues, 'p', 'reasoning.effort').message).toBe('reasoning.effort must be one of "low", "medium", "high", got string "extreme"');
+    expect(one(issues, 'p', 'reasoning.effort').message).toBe(
+      'reasoning.effort must be one of "low", "medium", "high", got string "extreme"',
+    );
     expect(one(issues, 'p', 'reasoning.maxTokens').message).toBe('reasoning.maxTokens must be a number, got string "9"');
   });
 
@@ -108,12 +118,16 @@ describe('wrong type is not "missing"', () => {
       'hooks/h.ts': `export default { id: 'h', hook: 'before_everything', execute: () => {} };\n`,
     });
     const { issues } = await loadRegistry({ agentsDir: dir });
-    expect(one(issues, 'm', 'provider').message).toBe('provider must be "openai" or an object with a complete() method, got string "azure"');
+    expect(one(issues, 'm', 'provider').message).toBe(
+      'provider must be "openai" or an object with a complete() method, got string "azure"',
+    );
     expect(one(issues, 'm', 'temperature').message).toBe('temperature must be a number, got string "hot"');
     expect(one(issues, 'm', 'baseURL').message).toBe('baseURL must be a URL, got string "not a url"');
     expect(one(issues, 't', 'execute').message).toBe('execute must be a function, got string "run"');
     expect(one(issues, 'u', 'execute').message).toBe('execute is required');
-    expect(one(issues, 'h', 'hook').message).toMatch(/^hook must be one of "filter_messages", .*"after_subagent_created", got string "before_everything"$/);
+    expect(one(issues, 'h', 'hook').message).toMatch(
+      /^hook must be one of "filter_messages", .*"after_subagent_created", got string "before_everything"$/,
+    );
   });
 
   it('[AG-6] keeps the details of a structured prompt part under the prompt field', async () => {
@@ -157,8 +171,12 @@ describe('unknown keys warn', () => {
       message: 'unknown key "includeErrors" in the config of tool "search_docs" is ignored (it takes name, env, options, timeoutMs)',
     });
     expect(one(issues, 'main', 'tools[2].options')).toMatchObject({ severity: 'warning' });
-    expect(one(issues, 'main', 'tools[2].options').message).toMatch(/^unknown key "options" in the config of prompt "helper" \(a sub-prompt config\) is ignored/);
-    expect(one(issues, 'main', 'tools[3].initAttachmentProperty').message).toMatch(/in the config of agent "pair" \(a subagent config\) is ignored .*\(did you mean "initAttachmentsProperty"\?\)$/);
+    expect(one(issues, 'main', 'tools[2].options').message).toMatch(
+      /^unknown key "options" in the config of prompt "helper" \(a sub-prompt config\) is ignored/,
+    );
+    expect(one(issues, 'main', 'tools[3].initAttachmentProperty').message).toMatch(
+      /in the config of agent "pair" \(a subagent config\) is ignored .*\(did you mean "initAttachmentsProperty"\?\)$/,
+    );
     // Known keys of the right kind do not warn.
     expect(at(issues, 'main', 'tools[2].includeToolCalls')).toEqual([]);
     expect(at(issues, 'main', 'tools[3].initUserMessageProperty')).toEqual([]);
@@ -167,12 +185,19 @@ describe('unknown keys warn', () => {
   it('[AG-6] warns about unknown top-level and nested keys of every kind, never failing on them', async () => {
     const dir = agentsFolder({
       'models/m.ts': `export default { name: 'm', provider: 'openai', model: 'x', temprature: 0.2 };\n`,
-      'prompts/p.ts': prompt('p', `reasoning: { effort: 'low', budget: 5 }, variables: [{ name: 'V', type: 'text', required: false, description: 'v', secret: true }]`),
+      'prompts/p.ts': prompt(
+        'p',
+        `reasoning: { effort: 'low', budget: 5 }, variables: [{ name: 'V', type: 'text', required: false, description: 'v', secret: true }]`,
+      ),
       'agents/a.ts': agent(`name: 'a', sideA: { prompt: 'p', sessionStop: { name: 'done', message: 'text' } }, colour: 'blue'`),
     });
     const { registry, issues } = await loadRegistry({ agentsDir: dir });
     expect(errorsOf(issues)).toEqual([]);
-    expect(warningsOf(issues).map((i) => [i.definition, i.field]).sort()).toEqual([
+    expect(
+      warningsOf(issues)
+        .map((i) => [i.definition, i.field])
+        .sort(),
+    ).toEqual([
       ['a', 'colour'],
       ['a', 'sideA.sessionStop.message'],
       ['m', 'temprature'],
@@ -219,7 +244,10 @@ describe('fields accepted but not acted on warn', () => {
     expect(one(issues, 'a', 'sideB')).toMatchObject({ severity: 'error', message: 'a dual_ai agent needs sideB' });
     expect(one(issues, 'b', 'sideA.stopToolResponseProperty')).toMatchObject({ severity: 'error' });
     expect(one(issues, 'b', 'sideA.stopToolResponseProperty').message).toContain('no stopTool');
-    expect(one(issues, 'c', 'toolDescription')).toMatchObject({ severity: 'error', message: 'an agent with exposeAsTool needs a toolDescription' });
+    expect(one(issues, 'c', 'toolDescription')).toMatchObject({
+      severity: 'error',
+      message: 'an agent with exposeAsTool needs a toolDescription',
+    });
     expect(one(issues, 'd', 'sideB.prompt')).toMatchObject({ severity: 'error', message: 'unknown prompt "nowhere"' });
     expect([...registry.agents.keys()]).toEqual(['d']);
   });
@@ -229,7 +257,10 @@ describe('deprecated agent side fields', () => {
   it('[AG-6] warns about each deprecated alias, naming file, agent, field and new name, and stores the new name', async () => {
     const { registry, issues } = await loadRegistry({ agentsDir: WARNINGS_FOLDER });
     const warning = one(issues, 'pair', 'sideA.endSessionTool');
-    expect(warning).toMatchObject({ severity: 'warning', message: 'endSessionTool is deprecated: rename it to sessionStop (read as sideA.sessionStop)' });
+    expect(warning).toMatchObject({
+      severity: 'warning',
+      message: 'endSessionTool is deprecated: rename it to sessionStop (read as sideA.sessionStop)',
+    });
     expect(warning.file).toMatch(/agents\/pair\.ts$/);
     expect(one(issues, 'pair', 'sideB.failSessionTool').message).toContain('rename it to sessionFail');
     expect(one(issues, 'pair', 'sideB.statusTool').message).toContain('rename it to sessionStatus');
@@ -311,7 +342,8 @@ describe('hooks', () => {
     const files: Record<string, string> = { 'models/m.ts': MODEL };
     const ids = HOOK_NAMES.map((hook) => `on_${hook}`);
     HOOK_NAMES.forEach((hook, i) => {
-      files[`hooks/${ids[i]}.ts`] = `import { defineHook } from 'agentport';\nexport default defineHook({ id: '${ids[i]}', hook: '${hook}', execute: async () => undefined });\n`;
+      files[`hooks/${ids[i]}.ts`] =
+        `import { defineHook } from 'agentport';\nexport default defineHook({ id: '${ids[i]}', hook: '${hook}', execute: async () => undefined });\n`;
     });
     files['prompts/p.ts'] = prompt('p', `hooks: ${JSON.stringify(ids)}`);
     files['agents/a.ts'] = agent(`name: 'a', sideA: { prompt: 'p' }, hooks: ${JSON.stringify(ids)}`);

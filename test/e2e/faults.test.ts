@@ -25,7 +25,11 @@ function rawStdio(args: string[]) {
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const messages = () => out.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id?: number; result?: unknown; error?: { message: string } });
+  const messages = () =>
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id?: number; result?: unknown; error?: { message: string } });
   const answer = async (id: number) => {
     for (let i = 0; i < 400; i++) {
       const found = messages().find((m) => m.id === id);
@@ -38,7 +42,12 @@ function rawStdio(args: string[]) {
   return { child, send, answer, stderr: () => err };
 }
 
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+};
 
 describe('stdio message sizes', () => {
   it('[RL-6] refuses a message over --max-message-mb with a JSON-RPC error and keeps serving', async () => {
@@ -47,7 +56,12 @@ describe('stdio message sizes', () => {
       s.send(INIT);
       await s.answer(1);
       s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-      s.send({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'noisy', arguments: { message: 'x'.repeat(2 * 1024 * 1024) } }, id: 2 });
+      s.send({
+        jsonrpc: '2.0',
+        method: 'tools/call',
+        params: { name: 'noisy', arguments: { message: 'x'.repeat(2 * 1024 * 1024) } },
+        id: 2,
+      });
       const refused = await s.answer(2);
       expect(refused.error?.message).toBe('message of 2.0 MiB refused: the limit is 1 MiB (--max-message-mb)');
       s.send({ jsonrpc: '2.0', id: 3, method: 'tools/list' });
@@ -79,7 +93,9 @@ describe('HTTP load', () => {
     try {
       const client = await connectHttp('modern', server.url);
       for (let i = 0; i < 200; i++) model.reply({ text: 'ok' });
-      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => client.callTool({ name: 'noisy', arguments: { message: `call ${i}` } })));
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => client.callTool({ name: 'noisy', arguments: { message: `call ${i}` } })),
+      );
       expect(results.every((r) => !r.isError && textOf(r) === 'ok')).toBe(true);
       expect(new Set(results.map((r) => (r.structuredContent as { thread_id: string }).thread_id)).size).toBe(200);
       await client.close();
@@ -116,7 +132,11 @@ describe('secrets printed by user code', () => {
     const { client, stderr } = await connectStdio('legacy', { agentsDir: NOISY, env: env() });
     try {
       model.reply({ toolCalls: [{ name: 'prints_secret', arguments: {} }] }, { text: 'printed it' });
-      const result = await client.callTool({ name: 'printer', arguments: { message: 'go' }, _meta: { 'agentport/variables': { API_TOKEN: secret } } });
+      const result = await client.callTool({
+        name: 'printer',
+        arguments: { message: 'go' },
+        _meta: { 'agentport/variables': { API_TOKEN: secret } },
+      });
       expect(textOf(result)).toBe('printed it');
       await expect.poll(() => stderr().includes('stdout token=')).toBe(true);
       check(stderr());

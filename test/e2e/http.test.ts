@@ -72,7 +72,13 @@ describe('HTTP on loopback', () => {
     const url = new URL(server.url);
     const status = await new Promise<number | undefined>((resolve, reject) => {
       const req = request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { host: `evil.example:${url.port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { host: `evil.example:${url.port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        },
         (res) => {
           res.resume();
           resolve(res.statusCode);

@@ -28,7 +28,19 @@ describe('the MCP Inspector CLI with mcp.json', () => {
   it('lists the example tools', async () => {
     const { stdout } = await inspector(['--method', 'tools/list']);
     const { tools } = JSON.parse(stdout) as { tools: Array<{ name: string }> };
-    expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'docs_reader', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket', 'run_wait', 'run_status', 'run_cancel']);
+    expect(tools.map((t) => t.name)).toEqual([
+      'copy_desk',
+      'docs_reader',
+      'editor_in_chief',
+      'fact_finder',
+      'faq',
+      'summarize',
+      'support',
+      'triage_ticket',
+      'run_wait',
+      'run_status',
+      'run_cancel',
+    ]);
   });
 
   it('calls a prompt and shows the model answer', async () => {

@@ -20,7 +20,10 @@ function playSurface(body: RecordedRequest['body']): ScriptedReply {
   if (body.model === 'broken-model') return { status: 400, error: 'this model refuses every request' };
   const system = String(body.messages[0]?.content ?? '');
   const last = body.messages.at(-1);
-  const asked = body.messages.filter((m) => m.role === 'user').map((m) => String(m.content)).join('\n');
+  const asked = body.messages
+    .filter((m) => m.role === 'user')
+    .map((m) => String(m.content))
+    .join('\n');
   if (system.startsWith('You write short greetings') || system.startsWith('Log while working.')) {
     if (last?.role === 'tool') return { text: 'Welcome back!' };
     if (asked.includes('Flaky')) return { toolCalls: [{ name: 'flaky_lookup', arguments: {} }] };
@@ -74,7 +77,11 @@ describe.each(cases)('MCP logging over %s (%s era)', (transport, era) => {
   async function callLogged(level: string | undefined, name: string, args: Record<string, unknown>) {
     logs.length = 0;
     if (era === 'legacy' && level) await client.setLoggingLevel(level as 'info');
-    const result = await client.callTool({ name, arguments: args, ...(era === 'modern' && level ? { _meta: { [LOG_LEVEL_META_KEY]: level } } : {}) });
+    const result = await client.callTool({
+      name,
+      arguments: args,
+      ...(era === 'modern' && level ? { _meta: { [LOG_LEVEL_META_KEY]: level } } : {}),
+    });
     // Log messages are sent before the result; a moment lets the last handler run.
     await new Promise((resolve) => setTimeout(resolve, 50));
     return { result, logs: [...logs] };
@@ -115,7 +122,11 @@ describe.each(cases)('MCP logging over %s (%s era)', (transport, era) => {
       {
         level: 'warning',
         logger: 'agentport',
-        data: { tool: 'greet_customer', thread_id: expect.any(String), message: 'tool flaky_lookup failed: back office refused key [redacted secret]' },
+        data: {
+          tool: 'greet_customer',
+          thread_id: expect.any(String),
+          message: 'tool flaky_lookup failed: back office refused key [redacted secret]',
+        },
       },
     ]);
     expect(JSON.stringify(logs)).not.toContain(SHOP_KEY);
@@ -144,7 +155,10 @@ describe('the MCP conformance suite, logging scenarios', () => {
   for (const scenario of ['logging-set-level', 'tools-call-with-logging']) {
     it(`[MC-10] passes ${scenario}`, async () => {
       const { checks, output } = await runConformanceScenario(http.url, scenario);
-      expect(checks.filter((check) => check.status === 'FAILURE'), `${output}\n${http.stderr()}`).toEqual([]);
+      expect(
+        checks.filter((check) => check.status === 'FAILURE'),
+        `${output}\n${http.stderr()}`,
+      ).toEqual([]);
       expect(checks.filter((check) => check.status === 'SUCCESS').length).toBeGreaterThan(0);
     }, 60_000);
   }

@@ -34,7 +34,10 @@ function play(body: RecordedRequest['body']): ScriptedReply {
   if (system.startsWith('Notes.')) return { text: 'noted' };
   if (system.startsWith('Compute slowly.')) {
     if (last?.role === 'tool') return { text: 'Computed.' };
-    const asked = body.messages.filter((m) => m.role === 'user').map((m) => String(m.content)).join('\n');
+    const asked = body.messages
+      .filter((m) => m.role === 'user')
+      .map((m) => String(m.content))
+      .join('\n');
     return { toolCalls: [{ name: 'sleep', arguments: { seconds: Number(/seconds\W{0,4}(\d+(?:\.\d+)?)/.exec(asked)?.[1] ?? 0) } }] };
   }
   return { status: 500, error: `no rule for the system prompt ${JSON.stringify(system.slice(0, 40))}` };
@@ -51,7 +54,11 @@ const initialize = JSON.stringify({
 function post(url: string, token?: string): Promise<Response> {
   return fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: initialize,
   });
 }
@@ -99,7 +106,12 @@ describe('[MC-13] OAuth: tokens, metadata and one user per subject', () => {
     const params = challenge(response);
     const port = new URL(server.url).port;
     expect(params.resource_metadata).toBe(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`);
-    const expected = { resource: server.url, authorization_servers: [issuer.url], scopes_supported: [SCOPE], bearer_methods_supported: ['header'] };
+    const expected = {
+      resource: server.url,
+      authorization_servers: [issuer.url],
+      scopes_supported: [SCOPE],
+      bearer_methods_supported: ['header'],
+    };
     const metadata = await fetch(params.resource_metadata!);
     expect(metadata.status).toBe(200);
     expect(await metadata.json()).toMatchObject(expected);
@@ -190,7 +202,9 @@ describe('[MC-13] OAuth: tokens, metadata and one user per subject', () => {
       const missing = await call(bob, tool, { thread_id: 'no-such-thread', ...(tool === 'run_wait' ? { timeout_s: 1 } : {}) });
       expect(foreign.isError, tool).toBe(true);
       expect(foreign.structuredContent?.error?.code, tool).toBe('THREAD_NOT_FOUND');
-      expect(foreign.structuredContent?.error?.message, tool).toBe(missing.structuredContent?.error?.message.replace('no-such-thread', threadId));
+      expect(foreign.structuredContent?.error?.message, tool).toBe(
+        missing.structuredContent?.error?.message.replace('no-such-thread', threadId),
+      );
     }
     // Bob's run_cancel did not stop it: the owner gets its result.
     const status = await call(alice, 'run_status', { thread_id: threadId });
@@ -205,7 +219,9 @@ describe('[MC-13] OAuth: tokens, metadata and one user per subject', () => {
       // A 2025-era client (it keeps a task's fields; stateless HTTP has no session, so each request says it opted in).
       const client = new Client({ name: 'oauth-tasks', version: '1.0.0' }, { capabilities: { extensions: { [TASKS]: {} } } });
       const token = await issuer.token(sub, server.url);
-      await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
       clients.push(client);
       return client;
     };
@@ -213,7 +229,10 @@ describe('[MC-13] OAuth: tokens, metadata and one user per subject', () => {
     const optIn = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
     const alice = await tasksClient('alice');
     const bob = await tasksClient('bob');
-    const created = (await alice.request({ method: 'tools/call', params: { name: 'slow', arguments: { seconds: 2 }, _meta: optIn } }, anyResult)) as { taskId?: string; status?: string };
+    const created = (await alice.request(
+      { method: 'tools/call', params: { name: 'slow', arguments: { seconds: 2 }, _meta: optIn } },
+      anyResult,
+    )) as { taskId?: string; status?: string };
     expect(created.status, JSON.stringify(created)).toBe('working');
     const taskId = created.taskId!;
     const refusal = async (client: Client, method: string, params: Record<string, unknown>) => {
@@ -224,7 +243,11 @@ describe('[MC-13] OAuth: tokens, metadata and one user per subject', () => {
         return String((error as Error).message);
       }
     };
-    for (const [method, extra] of [['tasks/get', {}], ['tasks/update', { inputResponses: {} }], ['tasks/cancel', {}]] as const) {
+    for (const [method, extra] of [
+      ['tasks/get', {}],
+      ['tasks/update', { inputResponses: {} }],
+      ['tasks/cancel', {}],
+    ] as const) {
       const foreign = await refusal(bob, method, { taskId, ...extra });
       const missing = await refusal(bob, method, { taskId: 'no-such-thread.abcdef', ...extra });
       expect(foreign, method).toMatch(/no task has the id/);
@@ -240,7 +263,7 @@ describe('[MC-13] OAuth: tokens, metadata and one user per subject', () => {
     expect(task.result?.content[0]?.text).toBe('Computed.');
   }, 30_000);
 
-  it("keeps variables stored with a thread to its owner", async () => {
+  it('keeps variables stored with a thread to its owner', async () => {
     const alice = await as('alice');
     const bob = await as('bob');
     const stored = await call(alice, 'notes', { message: 'keep this' }, { 'agentport/variables': { NOTE: 'alice-private-note' } });
@@ -257,7 +280,8 @@ describe('[MC-13] OAuth: tokens, metadata and one user per subject', () => {
     // The HTTP endpoint for a thread's variable requests answers him as for a thread that does not exist.
     const port = new URL(server.url).port;
     const token = await issuer.token('bob', server.url);
-    const endpoint = (thread: string) => fetch(`http://127.0.0.1:${port}/threads/${thread}/variables/req-1`, { headers: { authorization: `Bearer ${token}` } });
+    const endpoint = (thread: string) =>
+      fetch(`http://127.0.0.1:${port}/threads/${thread}/variables/req-1`, { headers: { authorization: `Bearer ${token}` } });
     expect((await endpoint(threadId)).status).toBe(404);
     expect((await endpoint('no-such-thread')).status).toBe(404);
     expect(JSON.stringify(model.requests)).not.toContain('alice-private-note');
@@ -294,11 +318,16 @@ describe('[MC-13] OAuth: per-user limits (--max-runs-per-user, --rate-limit)', (
 
   async function as(sub: string): Promise<Client> {
     const client = newClient('modern');
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${await issuer.token(sub, server.url)}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { authorization: `Bearer ${await issuer.token(sub, server.url)}` } },
+      }),
+    );
     clients.push(client);
     return client;
   }
-  const call = (client: Client, name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<CallResult>;
+  const call = (client: Client, name: string, args: Record<string, unknown>) =>
+    client.callTool({ name, arguments: args }) as Promise<CallResult>;
 
   it('refuses a second run at once for the same user (background runs count), not for another user', async () => {
     const carol = await as('carol');

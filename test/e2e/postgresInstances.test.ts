@@ -16,9 +16,10 @@ import { databaseUrl, postgresReachable } from '../support/postgres.js';
 import { playFixtures } from '../support/taskFixtures.js';
 
 const reachable = await postgresReachable();
-if (!reachable) console.warn(`PostgreSQL multi-instance tests skipped: no server answers at ${databaseUrl()} (set AGENTPORT_TEST_DATABASE_URL)`);
+if (!reachable)
+  console.warn(`PostgreSQL multi-instance tests skipped: no server answers at ${databaseUrl()} (set AGENTPORT_TEST_DATABASE_URL)`);
 
-const textOf = (result: unknown) => ((result as { content: Array<{ text?: string }> }).content[0]?.text ?? '');
+const textOf = (result: unknown) => (result as { content: Array<{ text?: string }> }).content[0]?.text ?? '';
 const threadOf = (result: unknown) => String((result as { structuredContent: { thread_id: string } }).structuredContent.thread_id);
 
 describe.runIf(reachable)('[ST-4] two HTTP instances on one PostgreSQL database', () => {
@@ -37,7 +38,12 @@ describe.runIf(reachable)('[ST-4] two HTTP instances on one PostgreSQL database'
       AGENTPORT_DATABASE_SCHEMA: schema,
       AGENTPORT_SECRET_KEY: randomBytes(32).toString('hex'),
     };
-    instances.push(...(await Promise.all([startHttpServer({ agentsDir: `${FIXTURES}/agents/tasks`, env }), startHttpServer({ agentsDir: `${FIXTURES}/agents/tasks`, env })])));
+    instances.push(
+      ...(await Promise.all([
+        startHttpServer({ agentsDir: `${FIXTURES}/agents/tasks`, env }),
+        startHttpServer({ agentsDir: `${FIXTURES}/agents/tasks`, env }),
+      ])),
+    );
     clients.push(...(await Promise.all(instances.map((instance) => connectHttp('legacy', instance.url)))));
   }, 60_000);
   afterAll(async () => {
@@ -54,7 +60,10 @@ describe.runIf(reachable)('[ST-4] two HTTP instances on one PostgreSQL database'
     const client = new pg.Client({ connectionString: databaseUrl() });
     await client.connect();
     try {
-      const { rows } = await client.query<{ seq: string; body: string }>(`SELECT seq, body FROM ${schema}.messages WHERE thread_id = $1 ORDER BY seq`, [threadId]);
+      const { rows } = await client.query<{ seq: string; body: string }>(
+        `SELECT seq, body FROM ${schema}.messages WHERE thread_id = $1 ORDER BY seq`,
+        [threadId],
+      );
       return rows.map((row) => [Number(row.seq), (JSON.parse(row.body) as { role: string }).role]);
     } finally {
       await client.end();
@@ -79,13 +88,18 @@ describe.runIf(reachable)('[ST-4] two HTTP instances on one PostgreSQL database'
 
   it('serves a client through a round-robin proxy in front of both (docs/deployment.md)', async () => {
     // @ts-expect-error: a plain JavaScript bench script, without types.
-    const { startRoundRobin } = (await import('../../bench/roundRobin.mjs')) as { startRoundRobin: (upstreams: string[]) => Promise<{ url: string; close(): Promise<void> }> };
+    const { startRoundRobin } = (await import('../../bench/roundRobin.mjs')) as {
+      startRoundRobin: (upstreams: string[]) => Promise<{ url: string; close(): Promise<void> }>;
+    };
     const proxy = await startRoundRobin(instances.map((instance) => new URL(instance.url).origin));
     const client = await connectHttp('legacy', `${proxy.url}/mcp`);
     try {
       let thread: string | undefined;
       for (let turn = 1; turn <= 4; turn++) {
-        const result = await client.callTool({ name: 'chat', arguments: { message: `turn ${turn}`, ...(thread ? { thread_id: thread } : {}) } });
+        const result = await client.callTool({
+          name: 'chat',
+          arguments: { message: `turn ${turn}`, ...(thread ? { thread_id: thread } : {}) },
+        });
         expect(textOf(result)).toBe(`turn ${turn}`);
         thread = threadOf(result);
       }

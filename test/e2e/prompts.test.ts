@@ -15,7 +15,8 @@ const SHOP_KEY = 'bo-key-7f3a9c1e55';
 const ENV = { SHOP_API_KEY: SHOP_KEY, OPENAI_API_KEY: 'sk-test-0000' };
 
 type TextMessage = { role: string; content: { type: string; text?: string } };
-const texts = (messages: readonly TextMessage[]) => messages.map((m) => [m.role, m.content.type === 'text' ? m.content.text : m.content.type]);
+const texts = (messages: readonly TextMessage[]) =>
+  messages.map((m) => [m.role, m.content.type === 'text' ? m.content.text : m.content.type]);
 
 const cases: Array<['stdio' | 'http', Era]> = [
   ['stdio', 'legacy'],
@@ -90,16 +91,28 @@ describe.each(cases)('MCP prompts over %s (%s era)', (transport, era) => {
   });
 
   it('[MC-8] gets a TypeScript prompt: its system text as an instruction, then the arguments as a call sends them', async () => {
-    const result = await client.getPrompt({ name: 'greet_customer', arguments: { customer: 'Ada', tone: 'formal', vip: 'true', visits: '3' } });
+    const result = await client.getPrompt({
+      name: 'greet_customer',
+      arguments: { customer: 'Ada', tone: 'formal', vip: 'true', visits: '3' },
+    });
     expect(result.description).toBe('Write a short greeting for a customer of the shop.');
     expect(texts(result.messages as TextMessage[])).toEqual([
       ['user', 'You write short greetings for customers of an online shop. Look the customer up first.'],
       ['user', expect.any(String)],
     ]);
     // Typed from the text arguments, with the schema's default filled in, exactly as a tools/call would start.
-    expect(JSON.parse((result.messages[1]!.content as { text: string }).text)).toEqual({ customer: 'Ada', tone: 'formal', language: 'en', vip: true, visits: 3 });
+    expect(JSON.parse((result.messages[1]!.content as { text: string }).text)).toEqual({
+      customer: 'Ada',
+      tone: 'formal',
+      language: 'en',
+      vip: true,
+      visits: 3,
+    });
     // A blank optional field, as hosts send it, is no value: the default applies.
-    const blank = await client.getPrompt({ name: 'greet_customer', arguments: { customer: 'Ada', tone: 'formal', language: '', visits: '' } });
+    const blank = await client.getPrompt({
+      name: 'greet_customer',
+      arguments: { customer: 'Ada', tone: 'formal', language: '', visits: '' },
+    });
     expect(JSON.parse((blank.messages[1]!.content as { text: string }).text)).toEqual({ customer: 'Ada', tone: 'formal', language: 'en' });
   });
 
@@ -142,11 +155,16 @@ describe.each(cases)('MCP prompts over %s (%s era)', (transport, era) => {
       code: -32602,
       message: expect.stringMatching(/invalid arguments for "greet_customer".*tone/),
     });
-    await expect(client.getPrompt({ name: 'greet_customer', arguments: { customer: 'Ada', tone: 'formal', thread_id: 'x' } })).rejects.toMatchObject({
+    await expect(
+      client.getPrompt({ name: 'greet_customer', arguments: { customer: 'Ada', tone: 'formal', thread_id: 'x' } }),
+    ).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining('has no argument "thread_id"'),
     });
-    await expect(client.getPrompt({ name: 'no_such_prompt' })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown prompt: no_such_prompt') });
+    await expect(client.getPrompt({ name: 'no_such_prompt' })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown prompt: no_such_prompt'),
+    });
   });
 
   it('[MC-8] completes enum, literal and boolean arguments, and nothing for free text', async () => {
@@ -162,7 +180,10 @@ describe.each(cases)('MCP prompts over %s (%s era)', (transport, era) => {
     expect((await complete('shop_faq', 'tone', 'fo')).values).toEqual(['formal']);
     expect((await complete('welcome_desk', 'occasion', 'ann')).values).toEqual(['anniversary']);
     expect(await complete('greet_customer', 'customer', 'A')).toEqual({ values: [], total: 0, hasMore: false });
-    await expect(complete('greet_customer', 'colour', '')).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('has no argument "colour"') });
+    await expect(complete('greet_customer', 'colour', '')).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('has no argument "colour"'),
+    });
     await expect(complete('no_such_prompt', 'tone', '')).rejects.toMatchObject({ code: -32602 });
   });
 });
@@ -179,7 +200,10 @@ describe('the MCP conformance suite, prompts and completion scenarios', () => {
   for (const scenario of ['prompts-list', 'prompts-get-simple', 'prompts-get-with-args', 'completion-complete']) {
     it(`[MC-8] passes ${scenario}`, async () => {
       const { checks, output } = await runConformanceScenario(http.url, scenario);
-      expect(checks.filter((check) => check.status === 'FAILURE'), `${output}\n${http.stderr()}`).toEqual([]);
+      expect(
+        checks.filter((check) => check.status === 'FAILURE'),
+        `${output}\n${http.stderr()}`,
+      ).toEqual([]);
       expect(checks.filter((check) => check.status === 'SUCCESS').length).toBeGreaterThan(0);
     }, 60_000);
   }

@@ -35,7 +35,11 @@ afterEach(() => {
 const PREAMBLE = [
   { role: 'system', content: 'You tutor Ada at the beginner level. Use add_numbers for sums.' },
   { role: 'user', content: 'What is 1 + 1?' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'example_1', type: 'function', function: { name: 'add_numbers', arguments: '{"a":1,"b":1}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'example_1', type: 'function', function: { name: 'add_numbers', arguments: '{"a":1,"b":1}' } }],
+  },
   { role: 'tool', tool_call_id: 'example_1', content: '2' },
   { role: 'assistant', content: '1 + 1 = 2.' },
 ];
@@ -85,7 +89,9 @@ describe('a .prompty prompt over MCP', () => {
     await client.callTool({ name: 'math_tutor', arguments: { student: 'Ada', question: 'Q2', thread_id: threadId } });
     const messages = model.requests.at(-1)!.body.messages;
     expect(messages.slice(0, PREAMBLE.length)).toEqual(PREAMBLE);
-    expect(messages.slice(PREAMBLE.length).map((m) => [m.role, Array.isArray(m.content) ? (m.content[0] as { text: string }).text : m.content])).toEqual([
+    expect(
+      messages.slice(PREAMBLE.length).map((m) => [m.role, Array.isArray(m.content) ? (m.content[0] as { text: string }).text : m.content]),
+    ).toEqual([
       ['user', 'Q1'],
       ['assistant', 'First answer.'],
       ['user', 'Q2'],
@@ -121,7 +127,9 @@ describe('a .prompty prompt over MCP', () => {
     const [caller, tutor] = model.requests.slice(-3).map((r) => r.body);
     // The include resolves to the tutor's system text (rendered with its defaults).
     expect(caller!.messages[0]!.content).toBe('Delegate. The tutor says: You tutor  at the beginner level. Use add_numbers for sums.');
-    expect(caller!.tools!.find((t) => t.function.name === 'math_tutor')!.function.parameters).toMatchObject({ required: ['student', 'question'] });
+    expect(caller!.tools!.find((t) => t.function.name === 'math_tutor')!.function.parameters).toMatchObject({
+      required: ['student', 'question'],
+    });
     expect(tutor!.messages[0]).toEqual({ role: 'system', content: 'You tutor Bo at the beginner level. Use add_numbers for sums.' });
     expect(tutor!.messages.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'text', text: '3 + 4?' }, { type: 'image_url' }] });
   });

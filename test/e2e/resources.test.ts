@@ -43,7 +43,12 @@ function play(body: RecordedRequest['body']): ScriptedReply {
   if (system.startsWith('Charts.')) {
     // (After the tool results the image comes as a user message of its own: any tool result means done.)
     if (body.messages.some((m) => m.role === 'tool')) return { text: 'Here is the sales chart, with a note.' };
-    return { toolCalls: [{ name: 'make_chart', arguments: { name: 'sales' } }, { name: 'write_note', arguments: { text: 'sales went up' } }] };
+    return {
+      toolCalls: [
+        { name: 'make_chart', arguments: { name: 'sales' } },
+        { name: 'write_note', arguments: { text: 'sales went up' } },
+      ],
+    };
   }
   if (system.startsWith('Chat.')) return { text: `turn ${body.messages.filter((m) => m.role === 'user').length}` };
   if (system.startsWith('Token.')) {
@@ -124,7 +129,10 @@ describe.each(cases)('thread resources over %s (%s era)', (transport, era) => {
 
   it('[MC-9] declares resources, with subscriptions where updates can be delivered', () => {
     // Stateless 2025-11-25 HTTP has no stream for updates; stdio and 2026-07-28 (subscriptions/listen) do.
-    expect(client.getServerCapabilities()?.resources).toEqual({ subscribe: !(transport === 'http' && era === 'legacy'), listChanged: false });
+    expect(client.getServerCapabilities()?.resources).toEqual({
+      subscribe: !(transport === 'http' && era === 'legacy'),
+      listChanged: false,
+    });
   });
 
   it('[MC-9] a result links the attachments its run produced, with the image inline', () => {
@@ -132,8 +140,20 @@ describe.each(cases)('thread resources over %s (%s era)', (transport, era) => {
     expect(charts.content[0]).toEqual({ type: 'text', text: 'Here is the sales chart, with a note.' });
     expect(charts.content.slice(1)).toEqual([
       { type: 'image', data: PIXEL, mimeType: 'image/png' },
-      { type: 'resource_link', uri: `${base()}/attachments/sales.png`, name: 'sales.png', mimeType: 'image/png', size: Buffer.from(PIXEL, 'base64').length },
-      { type: 'resource_link', uri: `${base()}/attachments/note.txt`, name: 'note.txt', mimeType: 'text/plain', size: 'Note: sales went up\n'.length },
+      {
+        type: 'resource_link',
+        uri: `${base()}/attachments/sales.png`,
+        name: 'sales.png',
+        mimeType: 'image/png',
+        size: Buffer.from(PIXEL, 'base64').length,
+      },
+      {
+        type: 'resource_link',
+        uri: `${base()}/attachments/note.txt`,
+        name: 'note.txt',
+        mimeType: 'text/plain',
+        size: 'Note: sales went up\n'.length,
+      },
     ]);
   });
 
@@ -188,8 +208,16 @@ describe.each(cases)('thread resources over %s (%s era)', (transport, era) => {
   });
 
   it('[MC-9] reads an attachment: binary as a base64 blob, text as text, each with its MIME type', async () => {
-    expect(await readText(client, `${base()}/attachments/sales.png`)).toEqual({ uri: `${base()}/attachments/sales.png`, mimeType: 'image/png', blob: PIXEL });
-    expect(await readText(client, `${base()}/attachments/note.txt`)).toEqual({ uri: `${base()}/attachments/note.txt`, mimeType: 'text/plain', text: 'Note: sales went up\n' });
+    expect(await readText(client, `${base()}/attachments/sales.png`)).toEqual({
+      uri: `${base()}/attachments/sales.png`,
+      mimeType: 'image/png',
+      blob: PIXEL,
+    });
+    expect(await readText(client, `${base()}/attachments/note.txt`)).toEqual({
+      uri: `${base()}/attachments/note.txt`,
+      mimeType: 'text/plain',
+      text: 'Note: sales went up\n',
+    });
   });
 
   it('[MC-9] an unknown thread, file or URI is "resource not found" (-32602 with the URI)', async () => {
@@ -267,33 +295,37 @@ describe('[MC-9][MC-13] thread resources with OAuth: each subject sees only its 
     return client;
   }
 
-  it.each(['legacy', 'modern'] as const)('another subject cannot list, read or follow a thread (%s era)', async (era) => {
-    const alice = await as('alice', era);
-    const bob = await as('bob', era);
-    const result = await call(alice, 'charts', { message: 'chart it' });
-    const uri = `agentport://threads/${result.structuredContent!.thread_id}`;
-    expect((await alice.listResources()).resources.map((r) => r.uri)).toContain(uri);
-    expect((await alice.readResource({ uri })).contents).toHaveLength(1);
-    expect((await bob.listResources()).resources.map((r) => r.uri)).not.toContain(uri);
-    for (const target of [uri, `${uri}/messages`, `${uri}/attachments/sales.png`]) {
-      const error = await failure(bob.readResource({ uri: target }));
-      expect(error.code).toBe(-32602);
-      expect(error.data?.uri).toBe(target);
-    }
-    if (era === 'modern') {
-      // Bob's stream asks for Alice's thread: the update of it never reaches him; Alice's own stream gets it.
-      const seen = { alice: 0, bob: 0 };
-      alice.setNotificationHandler('notifications/resources/updated', () => void seen.alice++);
-      bob.setNotificationHandler('notifications/resources/updated', () => void seen.bob++);
-      const mine = await alice.listen({ resourceSubscriptions: [uri] });
-      const theirs = await bob.listen({ resourceSubscriptions: [uri] });
-      await call(alice, 'charts', { message: 'again', thread_id: result.structuredContent!.thread_id });
-      await until(() => seen.alice > 0);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(seen.bob).toBe(0);
-      await Promise.all([mine.close(), theirs.close()]);
-    }
-  }, 30_000);
+  it.each(['legacy', 'modern'] as const)(
+    'another subject cannot list, read or follow a thread (%s era)',
+    async (era) => {
+      const alice = await as('alice', era);
+      const bob = await as('bob', era);
+      const result = await call(alice, 'charts', { message: 'chart it' });
+      const uri = `agentport://threads/${result.structuredContent!.thread_id}`;
+      expect((await alice.listResources()).resources.map((r) => r.uri)).toContain(uri);
+      expect((await alice.readResource({ uri })).contents).toHaveLength(1);
+      expect((await bob.listResources()).resources.map((r) => r.uri)).not.toContain(uri);
+      for (const target of [uri, `${uri}/messages`, `${uri}/attachments/sales.png`]) {
+        const error = await failure(bob.readResource({ uri: target }));
+        expect(error.code).toBe(-32602);
+        expect(error.data?.uri).toBe(target);
+      }
+      if (era === 'modern') {
+        // Bob's stream asks for Alice's thread: the update of it never reaches him; Alice's own stream gets it.
+        const seen = { alice: 0, bob: 0 };
+        alice.setNotificationHandler('notifications/resources/updated', () => void seen.alice++);
+        bob.setNotificationHandler('notifications/resources/updated', () => void seen.bob++);
+        const mine = await alice.listen({ resourceSubscriptions: [uri] });
+        const theirs = await bob.listen({ resourceSubscriptions: [uri] });
+        await call(alice, 'charts', { message: 'again', thread_id: result.structuredContent!.thread_id });
+        await until(() => seen.alice > 0);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(seen.bob).toBe(0);
+        await Promise.all([mine.close(), theirs.close()]);
+      }
+    },
+    30_000,
+  );
 });
 
 describe('the MCP conformance suite, resource scenarios', () => {
@@ -311,7 +343,10 @@ describe('the MCP conformance suite, resource scenarios', () => {
   for (const scenario of ['resources-list', 'sep-2164-resource-not-found']) {
     it(`[MC-9] passes ${scenario}`, async () => {
       const { checks, output } = await runConformanceScenario(http.url, scenario);
-      expect(checks.filter((check) => check.status === 'FAILURE' || check.status === 'WARNING'), `${output}\n${http.stderr()}`).toEqual([]);
+      expect(
+        checks.filter((check) => check.status === 'FAILURE' || check.status === 'WARNING'),
+        `${output}\n${http.stderr()}`,
+      ).toEqual([]);
       expect(checks.filter((check) => check.status === 'SUCCESS').length).toBeGreaterThan(0);
     }, 60_000);
   }

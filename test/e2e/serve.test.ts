@@ -56,7 +56,19 @@ describe.each(transports)('over %s', (transportName, connect) => {
 
     it('[MC-4] lists the exposed prompts in a deterministic order with 2020-12 object schemas', async () => {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['copy_desk', 'docs_reader', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket', 'run_wait', 'run_status', 'run_cancel']);
+      expect(tools.map((t) => t.name)).toEqual([
+        'copy_desk',
+        'docs_reader',
+        'editor_in_chief',
+        'fact_finder',
+        'faq',
+        'summarize',
+        'support',
+        'triage_ticket',
+        'run_wait',
+        'run_status',
+        'run_cancel',
+      ]);
       const ajv = new Ajv2020({ strict: false });
       for (const tool of tools) {
         expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
@@ -75,7 +87,11 @@ describe.each(transports)('over %s', (transportName, connect) => {
       expect(triage.description).toBe('Classify a support ticket: category, urgency and the team that should handle it.');
       const props = triage.inputSchema.properties as Record<string, any>;
       expect(props.ticket.description).toBe('The ticket to triage');
-      expect(props.ticket.properties.channel).toEqual({ type: 'string', enum: ['email', 'chat', 'phone'], description: 'Where the ticket came from' });
+      expect(props.ticket.properties.channel).toEqual({
+        type: 'string',
+        enum: ['email', 'chat', 'phone'],
+        description: 'Where the ticket came from',
+      });
       expect(props.customer.properties.open_tickets.description).toBe('How many other tickets the customer has open');
       // A field with a default is optional for the caller.
       expect(props.customer.required).toEqual(['tier']);
@@ -181,8 +197,12 @@ describe('the editor_in_chief example (subagents) over HTTP', () => {
         { text: 'Facts checked; copy commissioned.' },
         { text: 'The copy arrived.' },
       );
-      model.replyToSystem('Answer the question in the request', { toolCalls: [{ name: 'report', arguments: { answer: 'Usually, yes.' } }] });
-      model.replyToSystem('You write short product copy', { toolCalls: [{ name: 'publish', arguments: { copy: 'A mug for slow mornings.' } }] });
+      model.replyToSystem('Answer the question in the request', {
+        toolCalls: [{ name: 'report', arguments: { answer: 'Usually, yes.' } }],
+      });
+      model.replyToSystem('You write short product copy', {
+        toolCalls: [{ name: 'publish', arguments: { copy: 'A mug for slow mornings.' } }],
+      });
       const before = model.requests.length;
       const result = await client.callTool({ name: 'editor_in_chief', arguments: { message: 'Plan the mug page' } });
       expect(textOf(result)).toBe('Facts checked; copy commissioned.');

@@ -40,7 +40,12 @@ async function startBusyCall(dataDir: string) {
       }
     }, 25);
   });
-  model.reply({ toolCalls: [{ id: 'q', name: 'quick_step', arguments: { label: 'one' } }, { id: 's', name: 'slow_step', arguments: { label: 'two' } }] });
+  model.reply({
+    toolCalls: [
+      { id: 'q', name: 'quick_step', arguments: { label: 'one' } },
+      { id: 's', name: 'slow_step', arguments: { label: 'two' } },
+    ],
+  });
   const before = model.requests.length;
   const call = client.callTool({ name: 'worker', arguments: { message: 'do both steps' } }).catch((error: unknown) => error);
   await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(before + 1);
@@ -69,35 +74,55 @@ async function continueOn(dataDir: string, threadId: string) {
 }
 
 describe('stopping while a tool runs', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('[RL-4] %s: exits 0 within the grace period, records the run as interrupted, and the next turn is told', async (signal) => {
-    const dataDir = tempDir();
-    const busy = await startBusyCall(dataDir);
-    const sentAt = Date.now();
-    process.kill(busy.pid, signal);
-    await busy.exited;
-    expect(Date.now() - sentAt).toBeLessThan(5000);
-    expect(busy.stderr()).toContain(`stopping (${signal})`);
-    const { store, thread } = await threadOf(dataDir);
-    expect(thread.status).toBe('interrupted');
-    const stored = await store.listMessages(thread.id);
-    expect(stored.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['did one', 'Error: the server stopped before this tool call finished']);
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '[RL-4] %s: exits 0 within the grace period, records the run as interrupted, and the next turn is told',
+    async (signal) => {
+      const dataDir = tempDir();
+      const busy = await startBusyCall(dataDir);
+      const sentAt = Date.now();
+      process.kill(busy.pid, signal);
+      await busy.exited;
+      expect(Date.now() - sentAt).toBeLessThan(5000);
+      expect(busy.stderr()).toContain(`stopping (${signal})`);
+      const { store, thread } = await threadOf(dataDir);
+      expect(thread.status).toBe('interrupted');
+      const stored = await store.listMessages(thread.id);
+      expect(stored.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+        'did one',
+        'Error: the server stopped before this tool call finished',
+      ]);
 
-    const sent = await continueOn(dataDir, thread.id);
-    expect(sent.slice(1).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'user', 'user']);
-    expect(sent.at(-2)!.content).toBe(
-      'Note: the previous turn of this conversation was interrupted because the server stopped before it finished. These tool calls did not complete: slow_step({"label":"two"}). Tool calls with results above did complete: check them before repeating anything.',
-    );
-    expect(sent.at(-1)!.content).toBe('go on');
-  }, 20_000);
+      const sent = await continueOn(dataDir, thread.id);
+      expect(sent.slice(1).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'user', 'user']);
+      expect(sent.at(-2)!.content).toBe(
+        'Note: the previous turn of this conversation was interrupted because the server stopped before it finished. These tool calls did not complete: slow_step({"label":"two"}). Tool calls with results above did complete: check them before repeating anything.',
+      );
+      expect(sent.at(-1)!.content).toBe('go on');
+    },
+    20_000,
+  );
 
   it('[RL-4] a closed stdin (no cancellation sent) stops the server the same way', async () => {
     const dataDir = tempDir();
-    const child = spawn(process.execPath, [CLI, 'serve', '--dir', NOISY], { env: { ...process.env, ...env(), AGENTPORT_DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'serve', '--dir', NOISY], {
+      env: { ...process.env, ...env(), AGENTPORT_DATA_DIR: dataDir },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    model.reply({ toolCalls: [{ id: 'q', name: 'quick_step', arguments: { label: 'one' } }, { id: 's', name: 'slow_step', arguments: { label: 'two' } }] });
+    model.reply({
+      toolCalls: [
+        { id: 'q', name: 'quick_step', arguments: { label: 'one' } },
+        { id: 's', name: 'slow_step', arguments: { label: 'two' } },
+      ],
+    });
     const before = model.requests.length;
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'worker', arguments: { message: 'do both steps' } } });
     await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(before + 1);

@@ -46,7 +46,19 @@ describe('stdio', () => {
     const messages = lines.map((line) => JSON.parse(line) as { jsonrpc: string; id: number; result: any });
     expect(messages.every((m) => m.jsonrpc === '2.0')).toBe(true);
     expect(messages[0]!.result.protocolVersion).toBe('2025-11-25');
-    expect(messages[1]!.result.tools.map((t: { name: string }) => t.name)).toEqual(['copy_desk', 'docs_reader', 'editor_in_chief', 'fact_finder', 'faq', 'summarize', 'support', 'triage_ticket', 'run_wait', 'run_status', 'run_cancel']);
+    expect(messages[1]!.result.tools.map((t: { name: string }) => t.name)).toEqual([
+      'copy_desk',
+      'docs_reader',
+      'editor_in_chief',
+      'fact_finder',
+      'faq',
+      'summarize',
+      'support',
+      'triage_ticket',
+      'run_wait',
+      'run_status',
+      'run_cancel',
+    ]);
     // The log line went to stderr instead.
     expect(stderr).toContain('serving 8 tool(s)');
   });
@@ -119,7 +131,11 @@ describe('secrets in the server log', () => {
         env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' },
       });
       model.reply({ toolCalls: [{ name: 'leaky_rejection', arguments: {} }] }, { text: 'done' });
-      await client.callTool({ name: 'noisy_secret', arguments: { message: 'go' }, _meta: { 'agentport/variables': { API_TOKEN: secret } } });
+      await client.callTool({
+        name: 'noisy_secret',
+        arguments: { message: 'go' },
+        _meta: { 'agentport/variables': { API_TOKEN: secret } },
+      });
       await waitFor(() => stderr().includes('backend refused token'));
       expect(stderr()).toContain('backend refused token [redacted secret]');
       expect(stderr()).not.toContain(secret);

@@ -33,7 +33,12 @@ describe('subagents over stdio', () => {
     });
     const dataDir = tempDir();
     await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', '--dir', AGENTS], env: { ...process.env, ...env(), AGENTPORT_DATA_DIR: dataDir } as Record<string, string>, stderr: 'pipe' }),
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'serve', '--dir', AGENTS],
+        env: { ...process.env, ...env(), AGENTPORT_DATA_DIR: dataDir } as Record<string, string>,
+        stderr: 'pipe',
+      }),
     );
     try {
       model.replyToSystem(
@@ -41,7 +46,11 @@ describe('subagents over stdio', () => {
         { toolCalls: [{ name: 'subagent_create', arguments: { name: 'k9', arguments: { message: 'use it' } } }] },
         { text: 'k9 is done.' },
       );
-      model.replyToSystem('Keyed.', { toolCalls: [{ name: 'use_key', arguments: {} }] }, { toolCalls: [{ name: 'done', arguments: { message: 'key used: ok' } }] });
+      model.replyToSystem(
+        'Keyed.',
+        { toolCalls: [{ name: 'use_key', arguments: {} }] },
+        { toolCalls: [{ name: 'done', arguments: { message: 'key used: ok' } }] },
+      );
       const before = model.requests.length;
       const result = await client.callTool({ name: 'lead_scoped', arguments: { message: 'Start k9' } });
       expect(textOf(result)).toBe('k9 is done.');
@@ -51,13 +60,22 @@ describe('subagents over stdio', () => {
           message: 'The subagent "k9" (keyed) needs these values before it can start.',
           requestedSchema: {
             type: 'object',
-            properties: { SERVICE_KEY: { type: 'string', title: 'SERVICE_KEY', description: 'Secret (stored encrypted): The key of the service this instance uses' } },
+            properties: {
+              SERVICE_KEY: {
+                type: 'string',
+                title: 'SERVICE_KEY',
+                description: 'Secret (stored encrypted): The key of the service this instance uses',
+              },
+            },
             required: ['SERVICE_KEY'],
           },
         }),
       ]);
       const sent = model.requests.slice(before).map((r) => r.body);
-      const keyedTool = sent.filter((b) => systemOf(b) === 'Keyed.').at(-1)!.messages.find((m) => m.role === 'tool');
+      const keyedTool = sent
+        .filter((b) => systemOf(b) === 'Keyed.')
+        .at(-1)!
+        .messages.find((m) => m.role === 'tool');
       expect(keyedTool!.content).toBe('key ends with 42');
       const parentLast = sent.filter((b) => systemOf(b) === 'Lead scoped.').at(-1)!;
       expect(parentLast.messages.at(-1)).toMatchObject({ role: 'tool', content: 'key used: ok' });
@@ -87,7 +105,10 @@ describe('subagents over stdio', () => {
     const before = model.requests.length;
     const second = await connectStdio('legacy', { agentsDir: AGENTS, env: env(), dataDir });
     try {
-      const result = await second.client.callTool({ name: 'lead_resumable', arguments: { message: 'Ask the keeper', thread_id: threadOf(started) } });
+      const result = await second.client.callTool({
+        name: 'lead_resumable',
+        arguments: { message: 'Ask the keeper', thread_id: threadOf(started) },
+      });
       expect(textOf(result)).toBe('keeper answered');
       const [, child, parent] = model.requests.slice(before).map((r) => r.body);
       expect(child!.messages.slice(1).map((m) => m.content)).toEqual(['{"topic":"bees"}', 'And wasps?']);

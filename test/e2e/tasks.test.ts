@@ -44,7 +44,8 @@ describe('[RL-2] MCP tasks over stdio (2025-11-25 era)', () => {
     await client.connect(transport);
     return { client, pid: transport.pid! };
   }
-  const call = (client: Client, name: string, args: Record<string, unknown>) => client.request({ method: 'tools/call', params: { name, arguments: args } }, anyResult) as Promise<Task & { resultType?: string }>;
+  const call = (client: Client, name: string, args: Record<string, unknown>) =>
+    client.request({ method: 'tools/call', params: { name, arguments: args } }, anyResult) as Promise<Task & { resultType?: string }>;
   const get = (client: Client, taskId: string) => client.request({ method: 'tasks/get', params: { taskId } }, anyResult) as Promise<Task>;
   async function settled(client: Client, taskId: string): Promise<Task> {
     for (let i = 0; i < 100; i++) {
@@ -64,7 +65,12 @@ describe('[RL-2] MCP tasks over stdio (2025-11-25 era)', () => {
 
       const created = await call(client, 'slow_compute', { seconds: 1.5 });
       // (The 2025-era client keeps the task's fields and drops the 2026 resultType discriminator.)
-      expect(created).toMatchObject({ status: 'working', ttlMs: expect.any(Number), pollIntervalMs: expect.any(Number), createdAt: expect.any(String) });
+      expect(created).toMatchObject({
+        status: 'working',
+        ttlMs: expect.any(Number),
+        pollIntervalMs: expect.any(Number),
+        createdAt: expect.any(String),
+      });
       expect(created.taskId).toMatch(/^[A-Za-z0-9_-]+\.[0-9a-f]+$/);
       const done = await settled(client, created.taskId);
       expect(done.status).toBe('completed');

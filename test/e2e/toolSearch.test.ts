@@ -17,7 +17,10 @@ function hundredPrompts(): string {
   const dir = tempDir('agentport-many-');
   mkdirSync(path.join(dir, 'models'), { recursive: true });
   mkdirSync(path.join(dir, 'prompts'), { recursive: true });
-  writeFileSync(path.join(dir, 'models', 'm.ts'), `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'many-model' });\n`);
+  writeFileSync(
+    path.join(dir, 'models', 'm.ts'),
+    `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'many-model' });\n`,
+  );
   const lines = [`import { definePrompt } from 'agentport';`, `import { z } from 'zod';`];
   for (let i = 0; i < 100; i++) {
     const topic = TOPICS[i % TOPICS.length]!;
@@ -54,7 +57,15 @@ afterAll(async () => {
 describe('tool search at the MCP surface', () => {
   it('[TS-6] lists the always-load tools plus tool_search and call_tool', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['invoice_tool_0', 'shipment_tool_1', 'tool_search', 'call_tool', 'run_wait', 'run_status', 'run_cancel']);
+    expect(tools.map((t) => t.name)).toEqual([
+      'invoice_tool_0',
+      'shipment_tool_1',
+      'tool_search',
+      'call_tool',
+      'run_wait',
+      'run_status',
+      'run_cancel',
+    ]);
     const search = tools.find((t) => t.name === 'tool_search')!;
     expect(search.description).toContain('billing.export-csv');
     expect(client.getInstructions()).toContain('Deferred tools: ');
@@ -104,7 +115,10 @@ describe('tool search at the MCP surface', () => {
 
   it('[TS-6] runs a deferred tool through call_tool and directly by name, validating arguments alike', async () => {
     model.reply({ text: 'via call_tool' }, { text: 'direct' });
-    const viaCallTool = await client.callTool({ name: 'call_tool', arguments: { name: 'weather_tool_2', arguments: { weather_id: 'w-1' } } });
+    const viaCallTool = await client.callTool({
+      name: 'call_tool',
+      arguments: { name: 'weather_tool_2', arguments: { weather_id: 'w-1' } },
+    });
     expect(textOf(viaCallTool)).toBe('via call_tool');
     const direct = await client.callTool({ name: 'weather_tool_2', arguments: { weather_id: 'w-2' } });
     expect(textOf(direct)).toBe('direct');

@@ -71,8 +71,10 @@ afterAll(async () => {
 });
 
 const toolNames = (request: RecordedRequest | undefined) => (request?.body.tools ?? []).map((tool) => tool.function.name);
-const toolOf = (request: RecordedRequest | undefined, name: string) => request?.body.tools?.find((tool) => tool.function.name === name)?.function;
-const toolMessages = (request: RecordedRequest | undefined) => (request?.body.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
+const toolOf = (request: RecordedRequest | undefined, name: string) =>
+  request?.body.tools?.find((tool) => tool.function.name === name)?.function;
+const toolMessages = (request: RecordedRequest | undefined) =>
+  (request?.body.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
 
 /** Runs a prompt with a scripted model; returns the result and the model requests of this call. */
 async function run(prompt: string, replies: Parameters<FakeModelServer['reply']>, options: Parameters<Client['callTool']>[1] = {}) {
@@ -98,10 +100,15 @@ describe('upstream tools in runs', () => {
     expect(search.description).toContain('fx__echo');
     expect(search.description).not.toContain('always_ready');
     // The search returned the schema; the tool is offered from the next step.
-    expect(toolMessages(second)[0]).toContain('<function>{"description":"Write a note file into the notes folder.","name":"fx__write_note"');
+    expect(toolMessages(second)[0]).toContain(
+      '<function>{"description":"Write a note file into the notes folder.","name":"fx__write_note"',
+    );
     // Upstream tools come in their server's order.
     expect(toolNames(second)).toEqual(['fx__write_note', 'fx__always_ready', 'tool_search']);
-    expect(toolOf(second, 'fx__write_note')!.parameters).toMatchObject({ type: 'object', properties: { name: { type: 'string' }, text: { type: 'string' } } });
+    expect(toolOf(second, 'fx__write_note')!.parameters).toMatchObject({
+      type: 'object',
+      properties: { name: { type: 'string' }, text: { type: 'string' } },
+    });
     expect(toolMessages(third).at(-1)).toBe('wrote hello.txt');
     expect(readFileSync(path.join(NOTES, 'hello.txt'), 'utf8')).toBe('written upstream');
   });
@@ -118,7 +125,13 @@ describe('upstream tools in runs', () => {
     const dotted = `fx__get_item_${hash('get.item')}`;
     const long = `fx__${longTool}`.slice(0, 55) + `_${hash(longTool)}`;
     const { requests } = await run('loaded', [
-      { toolCalls: [{ name: 'fx__get_item', arguments: { id: '1' } }, { name: dotted, arguments: { id: '2' } }, { name: long, arguments: {} }] },
+      {
+        toolCalls: [
+          { name: 'fx__get_item', arguments: { id: '1' } },
+          { name: dotted, arguments: { id: '2' } },
+          { name: long, arguments: {} },
+        ],
+      },
       { text: 'ok' },
     ]);
     const names = toolNames(requests[0]);
@@ -132,7 +145,9 @@ describe('upstream tools in runs', () => {
   it('[TS-5] offers alwaysLoad tools with their schemas at once and leaves excluded tools out', async () => {
     const { requests } = await run('picker', [{ text: 'ok' }]);
     expect(toolNames(requests[0])).toEqual(['fx__echo', 'fx__always_ready', 'tool_search']);
-    expect(toolOf(requests[0], 'fx__echo')!.parameters).toMatchObject({ properties: { text: { type: 'string', description: 'What to echo' } } });
+    expect(toolOf(requests[0], 'fx__echo')!.parameters).toMatchObject({
+      properties: { text: { type: 'string', description: 'What to echo' } },
+    });
     const search = toolOf(requests[0], 'tool_search')!.description!;
     expect(search).toContain('fx__write_note');
     expect(search).not.toContain('fx__crash');
@@ -142,7 +157,12 @@ describe('upstream tools in runs', () => {
   it('[UP-2] [UP-4] uses a tool of each server in one run; upstream secrets never reach the model or the result', async () => {
     const before = readEvents(WEB_LOG).filter((e) => e.event === 'call').length;
     const { result, requests } = await run('pair', [
-      { toolCalls: [{ name: 'fx__reveal_secret', arguments: {} }, { name: 'web__reveal_secret', arguments: {} }] },
+      {
+        toolCalls: [
+          { name: 'fx__reveal_secret', arguments: {} },
+          { name: 'web__reveal_secret', arguments: {} },
+        ],
+      },
       { toolCalls: [{ name: 'web__echo', arguments: { text: 'over http' } }] },
       { text: 'both answered' },
     ]);
@@ -158,22 +178,32 @@ describe('upstream tools in runs', () => {
 
   it('[UP-3] turns upstream error results and protocol errors into tool errors the model reads', async () => {
     const { result, requests } = await run('loaded', [
-      { toolCalls: [{ name: 'fx__fail', arguments: {} }, { name: 'fx__protocol_error', arguments: {} }] },
+      {
+        toolCalls: [
+          { name: 'fx__fail', arguments: {} },
+          { name: 'fx__protocol_error', arguments: {} },
+        ],
+      },
       { text: 'handled' },
     ]);
     expect(textOf(result)).toBe('handled');
     const [failed, refused] = toolMessages(requests[1]);
     expect(failed).toBe('Error: the upstream tool failed on purpose');
-    expect(refused).toBe('Error: protocol_error on upstream server fx answered with an error: protocol_error always refuses its arguments (MCP error -32602)');
+    expect(refused).toBe(
+      'Error: protocol_error on upstream server fx answered with an error: protocol_error always refuses its arguments (MCP error -32602)',
+    );
     expect((result.structuredContent as { tool_calls: unknown[] }).tool_calls).toEqual([
       { name: 'fx__fail', status: 'error' },
       { name: 'fx__protocol_error', status: 'error' },
     ]);
   });
 
-  it('[UP-3] times a call out after the server\'s timeoutMs and cancels it upstream', async () => {
+  it("[UP-3] times a call out after the server's timeoutMs and cancels it upstream", async () => {
     const started = Date.now();
-    const { result, requests } = await run('sleeper', [{ toolCalls: [{ name: 'slow__sleep', arguments: { ms: 10_000 } }] }, { text: 'gave up' }]);
+    const { result, requests } = await run('sleeper', [
+      { toolCalls: [{ name: 'slow__sleep', arguments: { ms: 10_000 } }] },
+      { text: 'gave up' },
+    ]);
     expect(textOf(result)).toBe('gave up');
     expect(toolMessages(requests[1])).toEqual(['Error: sleep on upstream server slow did not answer within 0.5 s: the call was cancelled']);
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -181,28 +211,40 @@ describe('upstream tools in runs', () => {
   });
 
   it('[UP-3] a crash mid-call is a tool error, and the next call restarts the server', async () => {
-    const pidsBefore = new Set(readEvents(FX_LOG).filter((e) => e.event === 'start').map((e) => e.pid));
+    const pidsBefore = new Set(
+      readEvents(FX_LOG)
+        .filter((e) => e.event === 'start')
+        .map((e) => e.pid),
+    );
     const { result, requests } = await run('loaded', [
       { toolCalls: [{ name: 'fx__crash', arguments: {} }] },
       { toolCalls: [{ name: 'fx__echo', arguments: { text: 'again' } }] },
       { text: 'recovered' },
     ]);
     expect(textOf(result)).toBe('recovered');
-    expect(toolMessages(requests[1])[0]).toMatch(/^Error: upstream server fx closed the connection during the call of crash.*it is restarted on the next call$/);
+    expect(toolMessages(requests[1])[0]).toMatch(
+      /^Error: upstream server fx closed the connection during the call of crash.*it is restarted on the next call$/,
+    );
     expect(toolMessages(requests[2]).at(-1)).toBe('echo: again');
     const starts = readEvents(FX_LOG).filter((e) => e.event === 'start');
     expect(starts.filter((e) => !pidsBefore.has(e.pid))).toHaveLength(1);
   });
 
-  it('[UP-3] forwards upstream progress into the call\'s progress notifications', async () => {
+  it("[UP-3] forwards upstream progress into the call's progress notifications", async () => {
     const messages: string[] = [];
-    const { result } = await run('loaded', [{ toolCalls: [{ name: 'fx__progress_steps', arguments: { steps: 3 } }] }, { text: 'stepped' }], {
-      onprogress: (progress: { message?: string }) => {
-        if (progress.message) messages.push(progress.message);
+    const { result } = await run(
+      'loaded',
+      [{ toolCalls: [{ name: 'fx__progress_steps', arguments: { steps: 3 } }] }, { text: 'stepped' }],
+      {
+        onprogress: (progress: { message?: string }) => {
+          if (progress.message) messages.push(progress.message);
+        },
       },
-    });
+    );
     expect(textOf(result)).toBe('stepped');
-    expect(messages).toEqual(expect.arrayContaining(['loaded: fx__progress_steps: upstream step 1 of 3', 'loaded: fx__progress_steps: upstream step 3 of 3']));
+    expect(messages).toEqual(
+      expect.arrayContaining(['loaded: fx__progress_steps: upstream step 1 of 3', 'loaded: fx__progress_steps: upstream step 3 of 3']),
+    );
   });
 
   it('[UP-3] cancelling the MCP call cancels the upstream call', async () => {
@@ -210,20 +252,35 @@ describe('upstream tools in runs', () => {
     model.reply({ toolCalls: [{ name: 'fx__sleep', arguments: { ms: 30_000 } }] });
     const controller = new AbortController();
     const call = client.callTool({ name: 'loaded', arguments: { message: 'sleep' } }, { signal: controller.signal });
-    await waitFor(() => readEvents(FX_LOG).some((e) => e.event === 'call' && e.tool === 'sleep' && e.at >= since), 10_000, 'the upstream call');
+    await waitFor(
+      () => readEvents(FX_LOG).some((e) => e.event === 'call' && e.tool === 'sleep' && e.at >= since),
+      10_000,
+      'the upstream call',
+    );
     controller.abort(new Error('the user stopped it'));
     await expect(call).rejects.toThrow();
-    await waitFor(() => readEvents(FX_LOG).some((e) => e.event === 'cancelled' && e.at >= since), 5_000, 'the upstream to see the cancellation');
+    await waitFor(
+      () => readEvents(FX_LOG).some((e) => e.event === 'cancelled' && e.at >= since),
+      5_000,
+      'the upstream to see the cancellation',
+    );
   });
 
   it('[UP-3] a server that cannot be reached leaves its tools out; the run goes on and tool_search says so', async () => {
     const { result, requests } = await run('hopeful', [
-      { toolCalls: [{ name: 'fx__echo', arguments: { text: 'still here' } }, { name: 'down__anything', arguments: {} }] },
+      {
+        toolCalls: [
+          { name: 'fx__echo', arguments: { text: 'still here' } },
+          { name: 'down__anything', arguments: {} },
+        ],
+      },
       { text: 'partly done' },
     ]);
     expect(textOf(result)).toBe('partly done');
     expect(toolNames(requests[0])).toEqual(['tool_search']);
-    expect(toolOf(requests[0], 'tool_search')!.description).toMatch(/Deferred tools: fx__echo\. Not reachable now \(their tools are missing\): upstream server down\.$/);
+    expect(toolOf(requests[0], 'tool_search')!.description).toMatch(
+      /Deferred tools: fx__echo\. Not reachable now \(their tools are missing\): upstream server down\.$/,
+    );
     const [echoed, missing] = toolMessages(requests[1]);
     expect(echoed).toBe('echo: still here');
     expect(missing).toMatch(/^Error: There is no tool named "down__anything"/);

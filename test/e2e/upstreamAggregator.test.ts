@@ -32,7 +32,13 @@ async function connect(era: Era) {
 }
 
 beforeAll(async () => {
-  web = await startHttpUpstream({ UPSTREAM_NAME: 'web', UPSTREAM_LOG: WEB_LOG, UPSTREAM_TOKEN: WEB_TOKEN, UPSTREAM_GENERATED: '500', UPSTREAM_PAGE_SIZE: '100' });
+  web = await startHttpUpstream({
+    UPSTREAM_NAME: 'web',
+    UPSTREAM_LOG: WEB_LOG,
+    UPSTREAM_TOKEN: WEB_TOKEN,
+    UPSTREAM_GENERATED: '500',
+    UPSTREAM_PAGE_SIZE: '100',
+  });
   agentsDir = upstreamAgents({
     mcp: {
       mcpServers: {
@@ -73,19 +79,29 @@ describe('serve --expose-upstream', () => {
     expect(found).toHaveLength(3);
     for (const name of found) expect(name).toMatch(/^web__export_invoice_\d+$/);
     expect(textOf(result)).toContain('"parameters":{"type":"object","properties":{"invoice_id"');
-    expect(readEvents(WEB_LOG).filter((e) => e.event === 'list').map((e) => e.cursor)).toEqual([null, '100', '200', '300', '400', '500']);
+    expect(
+      readEvents(WEB_LOG)
+        .filter((e) => e.event === 'list')
+        .map((e) => e.cursor),
+    ).toEqual([null, '100', '200', '300', '400', '500']);
     const local = await client.callTool({ name: 'tool_search', arguments: { query: 'select:helper,fx__echo' } });
     expect((local.structuredContent as { tools: string[] }).tools).toEqual(['helper', 'fx__echo']);
   });
 
   it('[UP-4] call_tool and a direct tools/call both run upstream tools; tools/list does not change', async () => {
     const before = await client.listTools();
-    const viaCallTool = await client.callTool({ name: 'call_tool', arguments: { name: 'web__echo', arguments: { text: 'through call_tool' } } });
+    const viaCallTool = await client.callTool({
+      name: 'call_tool',
+      arguments: { name: 'web__echo', arguments: { text: 'through call_tool' } },
+    });
     expect(textOf(viaCallTool)).toBe('echo: through call_tool');
     expect(viaCallTool.isError).toBeFalsy();
     const direct = await client.callTool({ name: 'fx__echo', arguments: { text: 'directly' } });
     expect(textOf(direct)).toBe('echo: directly');
-    const generated = await client.callTool({ name: 'call_tool', arguments: { name: 'web__export_invoice_50', arguments: { invoice_id: 'A-1' } } });
+    const generated = await client.callTool({
+      name: 'call_tool',
+      arguments: { name: 'web__export_invoice_50', arguments: { invoice_id: 'A-1' } },
+    });
     expect(textOf(generated)).toBe('export_invoice_50 ran with {"invoice_id":"A-1"}');
     expect(await client.listTools()).toEqual(before);
   });
@@ -108,13 +124,18 @@ describe('serve --expose-upstream', () => {
     expect(textOf(failed)).toBe('the upstream tool failed on purpose');
     const refused = await client.callTool({ name: 'fx__protocol_error', arguments: {} });
     expect(refused.isError).toBe(true);
-    expect(refused.structuredContent).toMatchObject({ error: { code: 'UPSTREAM_FAILED', data: { server: 'fx', tool: 'protocol_error', reason: 'protocol' } } });
+    expect(refused.structuredContent).toMatchObject({
+      error: { code: 'UPSTREAM_FAILED', data: { server: 'fx', tool: 'protocol_error', reason: 'protocol' } },
+    });
     await expect(client.callTool({ name: 'fx__no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool: fx__no_such_tool/);
   });
 
   it('[UP-3] forwards upstream progress to the host', async () => {
     const messages: string[] = [];
-    const result = await client.callTool({ name: 'fx__progress_steps', arguments: { steps: 2 } }, { onprogress: (p: { message?: string }) => p.message && messages.push(p.message) });
+    const result = await client.callTool(
+      { name: 'fx__progress_steps', arguments: { steps: 2 } },
+      { onprogress: (p: { message?: string }) => p.message && messages.push(p.message) },
+    );
     expect(textOf(result)).toBe('finished 2 steps');
     expect(messages).toEqual(['upstream step 1 of 2', 'upstream step 2 of 2']);
   });
@@ -134,7 +155,13 @@ describe('serve --expose-upstream', () => {
     expect(crashed.structuredContent).toMatchObject({ error: { code: 'UPSTREAM_FAILED', data: { reason: 'closed' } } });
     const again = await client.callTool({ name: 'fx__echo', arguments: { text: 'back' } });
     expect(textOf(again)).toBe('echo: back');
-    expect(new Set(readEvents(FX_LOG).filter((e) => e.event === 'start').map((e) => e.pid)).size).toBeGreaterThanOrEqual(2);
+    expect(
+      new Set(
+        readEvents(FX_LOG)
+          .filter((e) => e.event === 'start')
+          .map((e) => e.pid),
+      ).size,
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it('[MC-1] [UP-4] serves a 2025-11-25 client the same way', async () => {

@@ -50,7 +50,7 @@ afterAll(async () => {
 });
 
 describe('[TS-5] upstream servers from the npm registry', () => {
-  it('defers the filesystem server\'s tools; the model finds write_file, calls it, and the file is on disk', async () => {
+  it("defers the filesystem server's tools; the model finds write_file, calls it, and the file is on disk", async () => {
     const target = path.join(folder, 'hello.txt');
     const before = model.requests.length;
     model.reply(
@@ -81,7 +81,10 @@ describe('[TS-5] upstream servers from the npm registry', () => {
     );
     const result = await client.callTool({ name: 'both', arguments: { message: 'go' } });
     expect(textOf(result)).toBe('Both answered.');
-    const results = model.requests.slice(before)[1]!.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
+    const results = model.requests
+      .slice(before)[1]!
+      .body.messages.filter((m) => m.role === 'tool')
+      .map((m) => String(m.content));
     expect(results[0]).toContain('42');
     expect(results[1]).toContain('existing.md');
   }, 60_000);

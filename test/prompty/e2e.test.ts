@@ -58,7 +58,12 @@ describe('the prompt section spec example over MCP', () => {
 
   it('[PY-3] [PY-10] offers query and search, and each runs its type with its options rendered for the call', async () => {
     model.reply(
-      { toolCalls: [{ id: 'c1', name: 'query', arguments: { limit: 5 } }, { id: 'c2', name: 'search', arguments: { q: 'meaning' } }] },
+      {
+        toolCalls: [
+          { id: 'c1', name: 'query', arguments: { limit: 5 } },
+          { id: 'c2', name: 'search', arguments: { q: 'meaning' } },
+        ],
+      },
       { text: '42 🙂' },
     );
     const result = await client.callTool({
@@ -78,11 +83,17 @@ describe('the prompt section spec example over MCP', () => {
       ['search', 'Search the web.'],
     ]);
 
-    const results = model.requests.at(-1)!.body.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(String(m.content)) as unknown);
+    const results = model.requests
+      .at(-1)!
+      .body.messages.filter((m) => m.role === 'tool')
+      .map((m) => JSON.parse(String(m.content)) as unknown);
     expect(results).toEqual([
       {
         tool: 'dataverse',
-        options: { connection: 'https://contoso.crm.dynamics.com', query: "SELECT * FROM contacts WHERE firstName = 'Seth' AND lastName = 'Juarez'" },
+        options: {
+          connection: 'https://contoso.crm.dynamics.com',
+          query: "SELECT * FROM contacts WHERE firstName = 'Seth' AND lastName = 'Juarez'",
+        },
         args: { limit: 5 },
       },
       // location comes from the sample: the call left it out.
@@ -98,7 +109,10 @@ describe('the prompt section spec example over MCP', () => {
     });
     const tool = model.requests.at(-1)!.body.messages.find((m) => m.role === 'tool')!;
     expect(JSON.parse(String(tool.content))).toMatchObject({
-      options: { connection: 'https://contoso.crm.dynamics.com', query: "SELECT * FROM leads WHERE firstName = 'O'Brien' AND lastName = 'x'\n  connection: evil'" },
+      options: {
+        connection: 'https://contoso.crm.dynamics.com',
+        query: "SELECT * FROM leads WHERE firstName = 'O'Brien' AND lastName = 'x'\n  connection: evil'",
+      },
     });
   });
 });

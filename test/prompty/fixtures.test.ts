@@ -38,7 +38,10 @@ function readJson<T>(file: string): T {
 }
 
 const entries = readdirSync(DIR);
-const cases = entries.filter((f) => f.endsWith('.prompty')).map((f) => f.slice(0, -'.prompty'.length)).sort();
+const cases = entries
+  .filter((f) => f.endsWith('.prompty'))
+  .map((f) => f.slice(0, -'.prompty'.length))
+  .sort();
 
 describe('prompty fixture folder', () => {
   it('has an expected file for every .prompty file and no stray files', () => {

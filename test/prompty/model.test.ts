@@ -41,11 +41,41 @@ async function loadError(file: string, env: Record<string, string> = {}) {
 describe('unsupported connections', () => {
   const cases: Array<{ name: string; model: string; line: number; field: string; value: string }> = [
     { name: 'provider', model: '  id: claude-sonnet\n  provider: anthropic', line: 5, field: 'model.provider', value: 'anthropic' },
-    { name: 'configuration', model: '  api: chat\n  configuration:\n    type: azure_openai\n    azure_deployment: gpt-4o', line: 6, field: 'model.configuration.type', value: 'azure_openai' },
-    { name: 'kind', model: '  id: gpt-4o\n  connection:\n    kind: foundry\n    endpoint: https://x.services.ai.azure.com', line: 6, field: 'model.connection.kind', value: 'foundry' },
-    { name: 'reference', model: '  id: gpt-4o\n  connection:\n    kind: reference\n    name: shared', line: 6, field: 'model.connection.kind', value: 'reference' },
-    { name: 'azure_keys', model: '  id: gpt-4o\n  connection:\n    azure_endpoint: https://contoso.openai.azure.com\n    api_version: 2024-10-21', line: 6, field: 'model.connection.azure_endpoint', value: 'azure_openai' },
-    { name: 'mixed', model: '  id: gpt-4o\n  provider: openai\n  connection:\n    type: azure', line: 7, field: 'model.connection.type', value: 'azure' },
+    {
+      name: 'configuration',
+      model: '  api: chat\n  configuration:\n    type: azure_openai\n    azure_deployment: gpt-4o',
+      line: 6,
+      field: 'model.configuration.type',
+      value: 'azure_openai',
+    },
+    {
+      name: 'kind',
+      model: '  id: gpt-4o\n  connection:\n    kind: foundry\n    endpoint: https://x.services.ai.azure.com',
+      line: 6,
+      field: 'model.connection.kind',
+      value: 'foundry',
+    },
+    {
+      name: 'reference',
+      model: '  id: gpt-4o\n  connection:\n    kind: reference\n    name: shared',
+      line: 6,
+      field: 'model.connection.kind',
+      value: 'reference',
+    },
+    {
+      name: 'azure_keys',
+      model: '  id: gpt-4o\n  connection:\n    azure_endpoint: https://contoso.openai.azure.com\n    api_version: 2024-10-21',
+      line: 6,
+      field: 'model.connection.azure_endpoint',
+      value: 'azure_openai',
+    },
+    {
+      name: 'mixed',
+      model: '  id: gpt-4o\n  provider: openai\n  connection:\n    type: azure',
+      line: 7,
+      field: 'model.connection.type',
+      value: 'azure',
+    },
   ];
   for (const c of cases) {
     it(`[PY-12] ${c.name}: is a load error naming the file, the line, the field and the connection`, async () => {
@@ -59,7 +89,10 @@ describe('unsupported connections', () => {
   }
 
   it('[PY-12] a baseURL maps any provider to its OpenAI-compatible endpoint', async () => {
-    const file = await write('mapped', '  id: gpt-4o\n  connection:\n    type: azure_openai\n    baseURL: https://contoso.openai.azure.com/openai/v1/\n    azure_endpoint: https://contoso.openai.azure.com');
+    const file = await write(
+      'mapped',
+      '  id: gpt-4o\n  connection:\n    type: azure_openai\n    baseURL: https://contoso.openai.azure.com/openai/v1/\n    azure_endpoint: https://contoso.openai.azure.com',
+    );
     const p = await loadPromptyFile(file, { agentsDir: agents, env: {} });
     expect(p.model).toMatchObject({ id: 'gpt-4o', provider: 'azure_openai', baseURL: 'https://contoso.openai.azure.com/openai/v1/' });
   });
@@ -71,12 +104,17 @@ describe('unsupported connections', () => {
   });
 
   it('[PY-12] a key written as ${env:NAME} names the key variable; a literal key is a load error', async () => {
-    const named = await write('keyenv', '  id: gpt-4o\n  connection:\n    kind: key\n    endpoint: https://llm.example.com/v1\n    key: ${env:MY_LLM_KEY}');
+    const named = await write(
+      'keyenv',
+      '  id: gpt-4o\n  connection:\n    kind: key\n    endpoint: https://llm.example.com/v1\n    key: ${env:MY_LLM_KEY}',
+    );
     const p = await loadPromptyFile(named, { agentsDir: agents, env: { MY_LLM_KEY: 'sk-secret' } });
     expect(p.model).toMatchObject({ id: 'gpt-4o', baseURL: 'https://llm.example.com/v1', apiKeyEnv: 'MY_LLM_KEY' });
     expect(JSON.stringify(p.model)).not.toContain('sk-secret');
 
-    const literal = await loadError(await write('keyliteral', '  id: gpt-4o\n  configuration:\n    type: openai\n    api_key: sk-in-the-file'));
+    const literal = await loadError(
+      await write('keyliteral', '  id: gpt-4o\n  configuration:\n    type: openai\n    api_key: sk-in-the-file'),
+    );
     expect(literal).toMatchObject({ line: 7, field: 'model.configuration.api_key' });
     expect(literal.message).toContain('write the key as ${env:NAME}');
     expect(literal.message).not.toContain('sk-in-the-file');

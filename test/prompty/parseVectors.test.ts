@@ -33,54 +33,108 @@ async function parse(name: string, body: string, template = 'mustache'): Promise
 
 const VECTORS: Array<{ name: string; body: string; expected: Array<[string, string]> }> = [
   { name: 'single_system', body: 'system:\nYou are helpful.', expected: [['system', 'You are helpful.']] },
-  { name: 'system_user', body: 'system:\nYou are helpful.\n\nuser:\nHello', expected: [['system', 'You are helpful.'], ['user', 'Hello']] },
+  {
+    name: 'system_user',
+    body: 'system:\nYou are helpful.\n\nuser:\nHello',
+    expected: [
+      ['system', 'You are helpful.'],
+      ['user', 'Hello'],
+    ],
+  },
   {
     name: 'multiline_content',
     body: 'system:\nLine one.\nLine two.\nLine three.\n\nuser:\nQuestion',
-    expected: [['system', 'Line one.\nLine two.\nLine three.'], ['user', 'Question']],
+    expected: [
+      ['system', 'Line one.\nLine two.\nLine three.'],
+      ['user', 'Question'],
+    ],
   },
   {
     name: 'multiple_user_turns',
     body: 'system:\nHelper\n\nuser:\nFirst question\n\nassistant:\nFirst answer\n\nuser:\nSecond question',
-    expected: [['system', 'Helper'], ['user', 'First question'], ['assistant', 'First answer'], ['user', 'Second question']],
+    expected: [
+      ['system', 'Helper'],
+      ['user', 'First question'],
+      ['assistant', 'First answer'],
+      ['user', 'Second question'],
+    ],
   },
-  { name: 'no_role_marker_defaults_to_system', body: 'Just a plain message with no role marker', expected: [['system', 'Just a plain message with no role marker']] },
+  {
+    name: 'no_role_marker_defaults_to_system',
+    body: 'Just a plain message with no role marker',
+    expected: [['system', 'Just a plain message with no role marker']],
+  },
   {
     name: 'content_trimmed',
     body: 'system:\n  \n  You are helpful.  \n  \n\nuser:\n  Hello  ',
-    expected: [['system', '  \n  You are helpful.  \n  '], ['user', '  Hello  ']],
+    expected: [
+      ['system', '  \n  You are helpful.  \n  '],
+      ['user', '  Hello  '],
+    ],
   },
-  { name: 'empty_content', body: 'system:\n\nuser:\nHello', expected: [['system', ''], ['user', 'Hello']] },
+  {
+    name: 'empty_content',
+    body: 'system:\n\nuser:\nHello',
+    expected: [
+      ['system', ''],
+      ['user', 'Hello'],
+    ],
+  },
   {
     name: 'role_marker_at_line_start_only',
     body: 'system:\nThe user: said hello\n\nuser:\nHi',
-    expected: [['system', 'The user: said hello'], ['user', 'Hi']],
+    expected: [
+      ['system', 'The user: said hello'],
+      ['user', 'Hi'],
+    ],
   },
   {
     name: 'markdown_in_content',
     body: 'system:\n# Title\n\nSome **bold** text\n\n- item 1\n- item 2\n\nuser:\nHello',
-    expected: [['system', '# Title\n\nSome **bold** text\n\n- item 1\n- item 2'], ['user', 'Hello']],
+    expected: [
+      ['system', '# Title\n\nSome **bold** text\n\n- item 1\n- item 2'],
+      ['user', 'Hello'],
+    ],
   },
-  { name: 'consecutive_newlines_between_roles', body: 'system:\nHelper\n\n\n\nuser:\nHi', expected: [['system', 'Helper'], ['user', 'Hi']] },
+  {
+    name: 'consecutive_newlines_between_roles',
+    body: 'system:\nHelper\n\n\n\nuser:\nHi',
+    expected: [
+      ['system', 'Helper'],
+      ['user', 'Hi'],
+    ],
+  },
   {
     name: 'assistant_with_code_block',
     body: "assistant:\nHere is code:\n```python\nprint('hello')\n```\n\nuser:\nThanks",
-    expected: [['assistant', "Here is code:\n```python\nprint('hello')\n```"], ['user', 'Thanks']],
+    expected: [
+      ['assistant', "Here is code:\n```python\nprint('hello')\n```"],
+      ['user', 'Thanks'],
+    ],
   },
   {
     name: 'role_marker_colon_in_content',
     body: 'system:\nHere is a tip: always be kind.\n\nuser:\nTime is 3:30pm',
-    expected: [['system', 'Here is a tip: always be kind.'], ['user', 'Time is 3:30pm']],
+    expected: [
+      ['system', 'Here is a tip: always be kind.'],
+      ['user', 'Time is 3:30pm'],
+    ],
   },
   {
     name: 'developer_role',
     body: 'developer:\nFollow the house style.\n\nuser:\nHi',
-    expected: [['developer', 'Follow the house style.'], ['user', 'Hi']],
+    expected: [
+      ['developer', 'Follow the house style.'],
+      ['user', 'Hi'],
+    ],
   },
   {
     name: 'developer_case_and_spacing',
     body: '  DEVELOPER :\n\tIndented rule.\t\n\nassistant:\nOk',
-    expected: [['developer', '\tIndented rule.\t'], ['assistant', 'Ok']],
+    expected: [
+      ['developer', '\tIndented rule.\t'],
+      ['assistant', 'Ok'],
+    ],
   },
 ];
 
@@ -102,7 +156,13 @@ describe("Prompty's parse vectors", () => {
     await writeFile(file, '---\ndescription: d\nmodel: main\n---\ndeveloper[tone="dry"]:\nBe brief.\n');
     const { messages } = await renderPrompty(await loadPromptyFile(file, { agentsDir: dir, env: {} }), {});
     expect(messages).toEqual([
-      { kind: 'message', role: 'system', declaredRole: 'developer', attributes: { tone: 'dry' }, content: [{ type: 'text', text: 'Be brief.' }] },
+      {
+        kind: 'message',
+        role: 'system',
+        declaredRole: 'developer',
+        attributes: { tone: 'dry' },
+        content: [{ type: 'text', text: 'Be brief.' }],
+      },
     ]);
   });
 });

@@ -101,10 +101,7 @@ describe('loading', () => {
   });
 
   it('[PY-1] collects every problem of a file into one error with file, line and field', async () => {
-    const file = await writePrompty(
-      'broken',
-      '---\ndescription: 42\nmodel: main\nincludeChat: maybe\n---\nuser[a="1" b]:\n${env:NOPE}\n',
-    );
+    const file = await writePrompty('broken', '---\ndescription: 42\nmodel: main\nincludeChat: maybe\n---\nuser[a="1" b]:\n${env:NOPE}\n');
     const err = await loadError(file);
     expect(err.file).toBe(file);
     expect(err.line).toBe(2);
@@ -233,7 +230,10 @@ describe('rendering', () => {
     const p = await loadPromptyFile(file, { agentsDir: agents, env: {} });
     const ok = await renderPrompty(p, { u: 'https://example.com/a.png' });
     expect((ok.messages[0] as PromptyChatMessage).content).toEqual([{ type: 'image', url: 'https://example.com/a.png', attributes: {} }]);
-    await expect(renderPrompty(p, { u: '../../../etc/passwd' })).rejects.toMatchObject({ code: 'PROMPTY_RENDER', data: { line: 6, field: 'media' } });
+    await expect(renderPrompty(p, { u: '../../../etc/passwd' })).rejects.toMatchObject({
+      code: 'PROMPTY_RENDER',
+      data: { line: 6, field: 'media' },
+    });
   });
 });
 
@@ -273,7 +273,10 @@ describe('confinement', () => {
   it('[PY-6] inlines a local image inside the agents folder, reached with .. from the prompt folder', async () => {
     await mkdir(path.join(agents, 'images'));
     await writeFile(path.join(agents, 'images', 'p.png'), PNG);
-    const file = await writePrompty('img', '---\ndescription: d\nmodel: main\n---\nuser:\nSee ![type="image", detail="low"](../images/p.png)\n');
+    const file = await writePrompty(
+      'img',
+      '---\ndescription: d\nmodel: main\n---\nuser:\nSee ![type="image", detail="low"](../images/p.png)\n',
+    );
     const p = await loadPromptyFile(file, { agentsDir: agents, env: {} });
     const user = (await renderPrompty(p, {})).messages[0] as PromptyChatMessage;
     expect(user.content).toEqual([

@@ -58,7 +58,13 @@ describe('body tools sections at load', () => {
     await prompty('b', 'tools:\n  - id: lookup\n    type: bing\n  - id: ask\n    type: a\n\nuser:\nHi\n');
     const { issues } = await loadRegistry({ agentsDir: agents });
     expect(errors(issues).map((i) => [i.file.replace(/^.*\//, ''), i.field, i.message])).toEqual([
-      ['b.prompty:6', 'tools[0]', expect.stringMatching(/^tool "lookup" is also defined with type "dataverse" in .*a\.prompty:6; give one of them another id$/) as unknown],
+      [
+        'b.prompty:6',
+        'tools[0]',
+        expect.stringMatching(
+          /^tool "lookup" is also defined with type "dataverse" in .*a\.prompty:6; give one of them another id$/,
+        ) as unknown,
+      ],
       ['b.prompty:8', 'tools[1]', 'type "a" is a prompt: list it by name ("- a") to call it as a tool'],
     ]);
   });
@@ -75,7 +81,11 @@ describe('body tools sections at load', () => {
   });
 
   it('[PY-3] mustache sections around entries do not hide them either', async () => {
-    await prompty('m', 'tools:\n{{#web}}\n  - id: web\n    type: bing\n{{/web}}\n  - nope\n\nuser:\nHi\n', 'inputs:\n  web: {type: boolean, default: true}\n');
+    await prompty(
+      'm',
+      'tools:\n{{#web}}\n  - id: web\n    type: bing\n{{/web}}\n  - nope\n\nuser:\nHi\n',
+      'inputs:\n  web: {type: boolean, default: true}\n',
+    );
     const { registry, issues } = await loadRegistry({ agentsDir: agents });
     expect(errors(issues).map((i) => [i.file.replace(/^.*\//, ''), i.message])).toEqual([['m.prompty:12', 'unknown tool "nope"']]);
     expect(registry.tools.has('web')).toBe(true);

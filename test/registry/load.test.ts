@@ -37,7 +37,19 @@ describe('loading the example agents', () => {
   it('loads every definition with no errors', async () => {
     const { registry, issues } = await loadRegistry({ agentsDir: EXAMPLE_AGENTS });
     expect(errorsOf(issues)).toEqual([]);
-    expect([...registry.prompts.keys()].sort()).toEqual(['copy_editor', 'copywriter', 'docs_reader', 'editor_in_chief', 'fact_finder_checker', 'fact_finder_researcher', 'faq', 'house_style', 'summarize', 'support', 'triage_ticket']);
+    expect([...registry.prompts.keys()].sort()).toEqual([
+      'copy_editor',
+      'copywriter',
+      'docs_reader',
+      'editor_in_chief',
+      'fact_finder_checker',
+      'fact_finder_researcher',
+      'faq',
+      'house_style',
+      'summarize',
+      'support',
+      'triage_ticket',
+    ]);
     expect([...registry.tools.keys()].sort()).toEqual(['current_time', 'lookup_order']);
     expect([...registry.models.keys()]).toEqual(['main']);
   });
@@ -162,7 +174,12 @@ describe('a folder full of mistakes', () => {
     });
     const { registry, issues } = await loadRegistry({ agentsDir: dir });
     expect(errorsOf(issues)).toEqual([]);
-    expect(issues.filter((i) => i.severity === 'warning').map((i) => i.definition).sort()).toEqual(['GoodTool', long]);
+    expect(
+      issues
+        .filter((i) => i.severity === 'warning')
+        .map((i) => i.definition)
+        .sort(),
+    ).toEqual(['GoodTool', long]);
     expect(registry.tools.has('GoodTool')).toBe(true);
   });
 
@@ -195,12 +212,10 @@ describe('a folder full of mistakes', () => {
       'prompts/p.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'p', toolDescription: 'x', model: 'm', prompt: 'x', exposeAsToool: true } as never);\n`,
     });
     const { issues } = await loadRegistry({ agentsDir: dir });
-    expect(issues).toEqual([
-      expect.objectContaining({ severity: 'warning', definition: 'p', field: 'exposeAsToool' }),
-    ]);
+    expect(issues).toEqual([expect.objectContaining({ severity: 'warning', definition: 'p', field: 'exposeAsToool' })]);
   });
 
-  it('[PY-1] reports .prompty problems with the file and line, along with the other files\' problems', async () => {
+  it("[PY-1] reports .prompty problems with the file and line, along with the other files' problems", async () => {
     const dir = agentsFolder({
       'models/m.ts': MODEL,
       'prompts/ok.prompty': '---\ndescription: Fine.\nmodel: m\nexposeAsTool: true\n---\nsystem:\nHello.\n',

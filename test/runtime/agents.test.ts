@@ -13,7 +13,8 @@ export const SESSION_AGENTS = path.join(FIXTURES, 'agents', 'sessions');
 const h = useRuntimeHarness({}, {}, SESSION_AGENTS);
 
 const toolNames = (request: { tools?: Array<{ function: { name: string } }> }) => (request.tools ?? []).map((t) => t.function.name).sort();
-const errorOf = (result: { structuredContent?: unknown }) => (result.structuredContent as { error?: { code: string; message: string; data?: unknown } }).error;
+const errorOf = (result: { structuredContent?: unknown }) =>
+  (result.structuredContent as { error?: { code: string; message: string; data?: unknown } }).error;
 
 describe('dual_ai sessions', () => {
   it('[AG-1] [AG-2] [SA-7] alternates sides with roles flipped, hides the other side’s tools, reports status and ends on sessionStop', async () => {
@@ -51,7 +52,11 @@ describe('dual_ai sessions', () => {
     expect(a3!.messages).toEqual([
       { role: 'system', content: 'You write drafts.' },
       { role: 'user', content: 'Write about rain' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'w1', type: 'function', function: { name: 'add_numbers', arguments: '{"a":1,"b":2}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'w1', type: 'function', function: { name: 'add_numbers', arguments: '{"a":1,"b":2}' } }],
+      },
       { role: 'tool', tool_call_id: 'w1', content: '3' },
       { role: 'assistant', content: 'Draft one' },
       { role: 'user', content: 'Make it longer.' },
@@ -61,7 +66,15 @@ describe('dual_ai sessions', () => {
 
     const stored = await h.agentport.runtime.store.listMessages(threadIdOf(result));
     expect(stored.map((m) => `${m.side}:${m.role}`)).toEqual([
-      'a:user', 'a:assistant', 'a:tool', 'a:assistant', 'b:assistant', 'b:tool', 'b:assistant', 'a:assistant', 'a:tool',
+      'a:user',
+      'a:assistant',
+      'a:tool',
+      'a:assistant',
+      'b:assistant',
+      'b:tool',
+      'b:assistant',
+      'a:assistant',
+      'a:tool',
     ]);
   });
 
@@ -78,7 +91,9 @@ describe('dual_ai sessions', () => {
     const result = await h.call('review_loop', { message: 'Write' });
     expect(result.isError).toBe(true);
     expect(errorOf(result)).toMatchObject({ code: 'SESSION_TURN_LIMIT', data: { maxSessionTurns: 4, last: { a: 'd2', b: 'r2' } } });
-    expect(textOf(result)).toBe('the session reached maxSessionTurns (4) without a side ending it (last from writer: "d2"; last from reviewer: "r2")');
+    expect(textOf(result)).toBe(
+      'the session reached maxSessionTurns (4) without a side ending it (last from writer: "d2"; last from reviewer: "r2")',
+    );
     expect(h.sent()).toHaveLength(4);
     expect(h.sent()[3]!.messages).toEqual([
       { role: 'system', content: 'You review drafts.' },
@@ -96,7 +111,11 @@ describe('dual_ai sessions', () => {
     );
     const result = await h.call('limited_loop', { message: 'Write' });
     expect(result.isError).toBe(true);
-    expect(errorOf(result)).toEqual({ code: 'STEP_LIMIT', message: 'reviewer took 2 steps in one turn without finishing it', data: { side: 'b', maxSteps: 2 } });
+    expect(errorOf(result)).toEqual({
+      code: 'STEP_LIMIT',
+      message: 'reviewer took 2 steps in one turn without finishing it',
+      data: { side: 'b', maxSteps: 2 },
+    });
     expect(textOf(result)).toContain('What was done: add_numbers (success), add_numbers (success)');
     expect(h.sent()).toHaveLength(3);
   });
@@ -160,7 +179,13 @@ describe('requests from hooks and tools', () => {
     h.model.reply({ toolCalls: [{ id: 'n', name: 'add_numbers', arguments: { a: 1, b: 1 } }] }, { text: 'DONE' });
     await h.call('hooked_loop', { message: 'go' });
     expect(h.sent()[1]!.messages.find((m) => m.role === 'tool')!.content).toBe('2');
-    expect(h.agentport.logs.some((line) => line.includes('hook "legacy_shape" (before_store_tool_result) returned an object of another shape, not what this point takes; data kept unchanged'))).toBe(true);
+    expect(
+      h.agentport.logs.some((line) =>
+        line.includes(
+          'hook "legacy_shape" (before_store_tool_result) returned an object of another shape, not what this point takes; data kept unchanged',
+        ),
+      ),
+    ).toBe(true);
   });
 });
 

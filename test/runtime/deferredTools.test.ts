@@ -29,7 +29,12 @@ describe('deferred tools in the runtime', () => {
     expect(JSON.parse(lines[1]!.replace(/^<function>|<\/function>$/g, ''))).toEqual({
       description: 'Look up the current weather forecast for a city.',
       name: 'weather_lookup',
-      parameters: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', description: 'City name' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
     });
     expect(lines.at(-1)).toMatch(/can be called now/);
     expect(names(second)).toEqual(['add_numbers', 'weather_lookup', 'tool_search']);
@@ -62,11 +67,20 @@ describe('a prompt with more tools than the threshold', () => {
     mkdirSync(path.join(dir, 'models'), { recursive: true });
     mkdirSync(path.join(dir, 'tools'), { recursive: true });
     mkdirSync(path.join(dir, 'prompts'), { recursive: true });
-    writeFileSync(path.join(dir, 'models', 'm.ts'), `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'wide-model' });\n`);
+    writeFileSync(
+      path.join(dir, 'models', 'm.ts'),
+      `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'wide-model' });\n`,
+    );
     const names = Array.from({ length: 45 }, (_, i) => `tool_${String(i).padStart(2, '0')}`);
     writeFileSync(
       path.join(dir, 'tools', 'many.ts'),
-      [`import { defineTool } from 'agentport';`, ...names.map((name, i) => `export const ${name} = defineTool({ description: 'Tool number ${i}.', ${i === 3 ? 'alwaysLoad: true, ' : ''}execute: async () => ({ status: 'success', result: '${name}' }) });`)].join('\n'),
+      [
+        `import { defineTool } from 'agentport';`,
+        ...names.map(
+          (name, i) =>
+            `export const ${name} = defineTool({ description: 'Tool number ${i}.', ${i === 3 ? 'alwaysLoad: true, ' : ''}execute: async () => ({ status: 'success', result: '${name}' }) });`,
+        ),
+      ].join('\n'),
     );
     writeFileSync(
       path.join(dir, 'prompts', 'wide.ts'),

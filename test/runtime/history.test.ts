@@ -18,20 +18,24 @@ class CountingStore extends MemoryStore {
   }
 }
 
-describe('[ST-3] reading a thread\'s history only when a run needs it', () => {
+describe("[ST-3] reading a thread's history only when a run needs it", () => {
   const model = new FakeModelServer();
   const store = new CountingStore();
   let agentport: InProcessAgentport;
   beforeAll(async () => {
     await model.start();
-    agentport = await startInProcess({ agentsDir: RUNTIME_AGENTS, env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' }, runtime: { store } });
+    agentport = await startInProcess({
+      agentsDir: RUNTIME_AGENTS,
+      env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' },
+      runtime: { store },
+    });
   });
   afterAll(async () => {
     await agentport.close();
     await model.stop();
   });
 
-  it('continues a prompt without includeChat without reading the thread\'s messages', async () => {
+  it("continues a prompt without includeChat without reading the thread's messages", async () => {
     model.reply({ text: 'one' });
     const first = await agentport.runtime.runPrompt({ target: 'forgetful', args: { message: 'first' } });
     for (let turn = 2; turn <= 5; turn++) {

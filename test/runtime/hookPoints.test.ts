@@ -56,9 +56,13 @@ describe('hook points', () => {
 
     const once = (point: string) => hookLog.filter((e) => e.point === point);
     for (const entry of hookLog) expect(entry.thread).toBe(threadId);
-    expect(once('after_thread_created')).toEqual([{ point: 'after_thread_created', thread: threadId, data: { id: threadId, prompt: 'hooked_all' } }]);
+    expect(once('after_thread_created')).toEqual([
+      { point: 'after_thread_created', thread: threadId, data: { id: threadId, prompt: 'hooked_all' } },
+    ]);
     expect(once('after_system_message').map((e) => e.data)).toEqual(['You are observed.']);
-    expect(once('before_update_message').map((e) => e.data)).toEqual([{ messageId: expect.any(String), updates: { content: 'new words' } }]);
+    expect(once('before_update_message').map((e) => e.data)).toEqual([
+      { messageId: expect.any(String), updates: { content: 'new words' } },
+    ]);
     expect(once('after_update_message').map((e) => e.data)).toEqual(['new words (edited)']);
     expect(once('after_tool_call_failure').map((e) => e.data)).toEqual([{ tool: 'fail_tool', error: 'the widget is jammed' }]);
     expect(once('after_tool_call_success').map((e) => e.data)).toEqual([

@@ -13,16 +13,26 @@ describe('hooks', () => {
   it('[PR-14] runs the agent hooks for a prompt without its own; a throwing hook is reported and data kept', async () => {
     hookEvents.length = 0;
     h.model.reply(
-      { toolCalls: [{ id: 'a', name: 'add_numbers', arguments: { a: 1, b: 1 } }, { id: 'b', name: 'explode', arguments: {} }] },
+      {
+        toolCalls: [
+          { id: 'a', name: 'add_numbers', arguments: { a: 1, b: 1 } },
+          { id: 'b', name: 'explode', arguments: {} },
+        ],
+      },
       { text: 'done' },
     );
     await h.call('hooked_agent', { message: 'hello' });
     const [first, second] = h.sent();
     // agent_note ran (prefilter_llm_history); broken threw and changed nothing.
     expect(first!.messages.at(-1)).toEqual({ role: 'system', content: 'agent hook ran' });
-    expect(h.agentport.logs.some((line) => line.includes('hook "broken" (prefilter_llm_history) failed, data kept unchanged: hook bug'))).toBe(true);
+    expect(
+      h.agentport.logs.some((line) => line.includes('hook "broken" (prefilter_llm_history) failed, data kept unchanged: hook bug')),
+    ).toBe(true);
     // before_store_tool_result rewrote the success result; the tool-call hooks saw both outcomes.
-    expect(second!.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['2 (checked)', 'Error: the database is on fire']);
+    expect(second!.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      '2 (checked)',
+      'Error: the database is on fire',
+    ]);
     expect(hookEvents).toEqual(['success:add_numbers', 'failure:explode']);
   });
 
@@ -63,15 +73,23 @@ describe('variables', () => {
   it('[PR-6] lets the agent env override the prompt and tool config defaults, and call values override the agent', async () => {
     h.model.reply({ toolCalls: [{ id: 'r', name: 'read_config', arguments: {} }] }, { text: 'ok' });
     await h.call('configured_agent', { message: 'go' }, { 'agentport/variables': { CUSTOMER: 'c-3' } });
-    expect(h.sent()[1]!.messages.find((m) => m.role === 'tool')!.content).toBe('region=from-agent store=store-from-env token=[redacted secret]');
+    expect(h.sent()[1]!.messages.find((m) => m.role === 'tool')!.content).toBe(
+      'region=from-agent store=store-from-env token=[redacted secret]',
+    );
     h.model.reply({ toolCalls: [{ id: 'r', name: 'read_config', arguments: {} }] }, { text: 'ok' });
     await h.call('configured_agent', { message: 'go' }, { 'agentport/variables': { CUSTOMER: 'c-3', REGION: 'from-call' } });
-    expect(h.sent()[3]!.messages.find((m) => m.role === 'tool')!.content).toBe('region=from-call store=store-from-env token=[redacted secret]');
+    expect(h.sent()[3]!.messages.find((m) => m.role === 'tool')!.content).toBe(
+      'region=from-call store=store-from-env token=[redacted secret]',
+    );
   });
 
   it('[RL-7] refuses values for variables the prompt does not use, storing nothing', async () => {
     const threadsBefore = (await h.agentport.runtime.store.listThreads()).length;
-    const result = await h.call('configured', { message: 'go' }, { 'agentport/variables': { CUSTOMER: 'c-9', STRAY_TOKEN: 'sk-stray-123456' } });
+    const result = await h.call(
+      'configured',
+      { message: 'go' },
+      { 'agentport/variables': { CUSTOMER: 'c-9', STRAY_TOKEN: 'sk-stray-123456' } },
+    );
     expect(result.isError).toBe(true);
     expect((result.structuredContent as { error: unknown }).error).toEqual({
       code: 'INVALID_ARGUMENTS',
@@ -89,13 +107,20 @@ describe('variables', () => {
     h.model.reply({ text: 'second' });
     const second = await h.call('configured', { message: 'again', thread_id: threadIdOf(first) });
     expect(second.isError).toBeFalsy();
-    expect(await h.agentport.runtime.store.getVariables(threadIdOf(first))).toEqual([{ name: 'CUSTOMER', value: 'c-2', secret: false, scoped: false }]);
+    expect(await h.agentport.runtime.store.getVariables(threadIdOf(first))).toEqual([
+      { name: 'CUSTOMER', value: 'c-2', secret: false, scoped: false },
+    ]);
   });
 
   it('[TL-11] scoped variables are not inherited from the parent thread but flow to the child’s descendants', async () => {
     h.model.reply(
       { toolCalls: [{ id: 'c', name: 'scoped_child', arguments: { message: 'child' } }] },
-      { toolCalls: [{ id: 'r1', name: 'read_scoped', arguments: {} }, { id: 'g', name: 'scoped_grandchild', arguments: { message: 'grandchild' } }] },
+      {
+        toolCalls: [
+          { id: 'r1', name: 'read_scoped', arguments: {} },
+          { id: 'g', name: 'scoped_grandchild', arguments: { message: 'grandchild' } },
+        ],
+      },
       { toolCalls: [{ id: 'r2', name: 'read_scoped', arguments: {} }] },
       { text: 'grandchild done' },
       { text: 'child done' },
@@ -116,7 +141,12 @@ describe('variables', () => {
 describe('secrets', () => {
   it('[PR-16] never shows a secret to the model, in results, errors or logs', async () => {
     h.model.reply(
-      { toolCalls: [{ id: 'l', name: 'leak_secret', arguments: {} }, { id: 'r', name: 'read_config', arguments: {} }] },
+      {
+        toolCalls: [
+          { id: 'l', name: 'leak_secret', arguments: {} },
+          { id: 'r', name: 'read_config', arguments: {} },
+        ],
+      },
       { text: `I saw ${SECRET}` },
     );
     const result = await h.call('leaky', { message: `my token is ${SECRET}` });
@@ -148,7 +178,11 @@ describe('untrusted input', () => {
     expect(second!.messages.filter((m) => m.role === 'system')).toEqual([{ role: 'system', content: 'You calculate.' }]);
     // The tool's output arrives verbatim as the content of one tool message.
     expect(second!.messages.slice(2)).toEqual([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'w', type: 'function', function: { name: 'echo_text', arguments: JSON.stringify({ text: toolOutput }) } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'w', type: 'function', function: { name: 'echo_text', arguments: JSON.stringify({ text: toolOutput }) } }],
+      },
       { role: 'tool', tool_call_id: 'w', content: toolOutput },
     ]);
   });

@@ -25,7 +25,11 @@ describe('the step loop', () => {
       { role: 'user', content: 'What is 2 + 3?' },
     ]);
     expect(second!.messages.slice(2)).toEqual([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'add_numbers', arguments: '{"a":2,"b":3}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'add_numbers', arguments: '{"a":2,"b":3}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: '5' },
     ]);
     const structured = result.structuredContent as { thread_id: string; steps: number };
@@ -55,7 +59,11 @@ describe('the step loop', () => {
 
   it('[TL-9] gives tools the step count, the current side and a live abort signal', async () => {
     calls.length = 0;
-    model.reply({ toolCalls: [{ name: 'add_numbers', arguments: { a: 1, b: 1 } }] }, { toolCalls: [{ name: 'record_call', arguments: { label: 'x' } }] }, { text: 'ok' });
+    model.reply(
+      { toolCalls: [{ name: 'add_numbers', arguments: { a: 1, b: 1 } }] },
+      { toolCalls: [{ name: 'record_call', arguments: { label: 'x' } }] },
+      { text: 'ok' },
+    );
     await call('calculator', { message: 'go' });
     expect(calls).toEqual([expect.objectContaining({ label: 'x', step: 2, side: 'a', aborted: false })]);
   });
@@ -78,7 +86,12 @@ describe('the step loop', () => {
 
   it('[TL-4] turns a thrown exception and a malformed return into error results; the run continues', async () => {
     model.reply(
-      { toolCalls: [{ id: 't1', name: 'explode', arguments: {} }, { id: 't2', name: 'malformed', arguments: {} }] },
+      {
+        toolCalls: [
+          { id: 't1', name: 'explode', arguments: {} },
+          { id: 't2', name: 'malformed', arguments: {} },
+        ],
+      },
       { text: 'Both tools failed.' },
     );
     const result = await call('calculator', { message: 'go' });
@@ -97,7 +110,9 @@ describe('the step loop', () => {
   it('answers a call of a tool the prompt does not have with an error result', async () => {
     model.reply({ toolCalls: [{ id: 'u', name: 'rm_rf', arguments: {} }] }, { text: 'sorry' });
     await call('calculator', { message: 'go' });
-    expect(sent()[1]!.messages.find((m) => m.role === 'tool')!.content).toMatch(/^Error: There is no tool named "rm_rf". Available tools: add_numbers, /);
+    expect(sent()[1]!.messages.find((m) => m.role === 'tool')!.content).toMatch(
+      /^Error: There is no tool named "rm_rf". Available tools: add_numbers, /,
+    );
   });
 
   it('[AG-2] stops at the step limit with a clear error that says what was done', async () => {
@@ -111,7 +126,9 @@ describe('the step loop', () => {
       for (let i = 0; i < 3; i++) model.reply({ toolCalls: [{ name: 'add_numbers', arguments: { a: i, b: 1 } }] });
       const result = await c.callTool({ name: 'forgetful', arguments: { message: 'loop forever' } });
       expect(result.isError).toBe(true);
-      expect(textOf(result)).toBe('forgetful took 3 steps in one turn without finishing it\nWhat was done: add_numbers (success), add_numbers (success), add_numbers (success)');
+      expect(textOf(result)).toBe(
+        'forgetful took 3 steps in one turn without finishing it\nWhat was done: add_numbers (success), add_numbers (success), add_numbers (success)',
+      );
       expect((result.structuredContent as { error: unknown }).error).toEqual({
         code: 'STEP_LIMIT',
         message: 'forgetful took 3 steps in one turn without finishing it',
@@ -155,7 +172,15 @@ describe('tool choice, parallel calls and reasoning', () => {
   it('[PR-11] [PR-2] passes parallelToolCalls to the model (false by default, toolChoice auto by default) and still runs calls in order', async () => {
     model.reply({ text: 'a' });
     await call('forgetful', { message: 'x' });
-    model.reply({ toolCalls: [{ id: '1', name: 'add_numbers', arguments: { a: 1, b: 1 } }, { id: '2', name: 'add_numbers', arguments: { a: 2, b: 2 } }] }, { text: 'b' });
+    model.reply(
+      {
+        toolCalls: [
+          { id: '1', name: 'add_numbers', arguments: { a: 1, b: 1 } },
+          { id: '2', name: 'add_numbers', arguments: { a: 2, b: 2 } },
+        ],
+      },
+      { text: 'b' },
+    );
     await call('parallel', { message: 'y' });
     const [defaultRequest, parallelRequest, after] = sent();
     // [PR-2] defaults: toolChoice auto, parallelToolCalls false.
@@ -197,7 +222,9 @@ describe('chat history', () => {
       model.reply({ text: 'ok' });
       await call(name, { message: 'And again?', thread_id: threads[name] });
     }
-    const [chatOnly, withTools, none] = sent().slice(firstTurns).map((r) => r.messages.slice(1));
+    const [chatOnly, withTools, none] = sent()
+      .slice(firstTurns)
+      .map((r) => r.messages.slice(1));
     expect(chatOnly).toEqual([
       { role: 'user', content: 'What is 1 + 2?' },
       { role: 'assistant', content: 'It is 3.' },
@@ -205,7 +232,11 @@ describe('chat history', () => {
     ]);
     expect(withTools).toEqual([
       { role: 'user', content: 'What is 1 + 2?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'p-calculator_past_tools', type: 'function', function: { name: 'add_numbers', arguments: '{"a":1,"b":2}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'p-calculator_past_tools', type: 'function', function: { name: 'add_numbers', arguments: '{"a":1,"b":2}' } }],
+      },
       { role: 'tool', tool_call_id: 'p-calculator_past_tools', content: '3' },
       { role: 'assistant', content: 'It is 3.' },
       { role: 'user', content: 'And again?' },
@@ -238,7 +269,9 @@ describe('attachments', () => {
       'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
     );
     const messages = await h.agentport.runtime.store.listMessages(threadId);
-    expect(messages.find((m) => m.toolCallId === 'img')!.attachments).toEqual([expect.objectContaining({ path: '/attachments/chart.png', mimeType: 'image/png', width: 1, height: 1 })]);
+    expect(messages.find((m) => m.toolCallId === 'img')!.attachments).toEqual([
+      expect.objectContaining({ path: '/attachments/chart.png', mimeType: 'image/png', width: 1, height: 1 }),
+    ]);
     // The image reaches the model right after the tool results.
     const followUp = sent()[1]!.messages.at(-1)!;
     expect(followUp.role).toBe('user');
@@ -274,7 +307,9 @@ describe('attachments', () => {
     );
     const result = await call('calculator', { message: 'escape' });
     const tools = sent()[1]!.messages.filter((m) => m.role === 'tool');
-    expect(tools[0]!.content).toBe('Error: attachment 1 refused: name must be a file name (not empty, ".", ".." or a path), got "../../outside.txt"');
+    expect(tools[0]!.content).toBe(
+      'Error: attachment 1 refused: name must be a file name (not empty, ".", ".." or a path), got "../../outside.txt"',
+    );
     expect(tools[1]!.content).toMatch(/^Error: attachment .* refused: /);
     const threadId = (result.structuredContent as { thread_id: string }).thread_id;
     expect(await h.agentport.runtime.store.listFiles(threadId)).toEqual([]);
@@ -339,10 +374,15 @@ describe('one thread, two calls at once', () => {
 });
 
 describe('cancellation while a tool runs', () => {
-  it('[TL-9] fires the tool\'s abort signal, stops the run and closes the call in the thread', async () => {
+  it("[TL-9] fires the tool's abort signal, stops the run and closes the call in the thread", async () => {
     const seen: boolean[] = ((globalThis as { __abortSeen?: boolean[] }).__abortSeen ??= []);
     seen.length = 0;
-    model.reply({ toolCalls: [{ id: 'w', name: 'wait_for_abort', arguments: {} }, { id: 'n', name: 'add_numbers', arguments: { a: 1, b: 1 } }] });
+    model.reply({
+      toolCalls: [
+        { id: 'w', name: 'wait_for_abort', arguments: {} },
+        { id: 'n', name: 'add_numbers', arguments: { a: 1, b: 1 } },
+      ],
+    });
     const controller = new AbortController();
     const threadsBefore = new Set((await h.agentport.runtime.store.listThreads()).map((t) => t.id));
     const pending = h.client.callTool({ name: 'calculator', arguments: { message: 'wait' } }, { signal: controller.signal });

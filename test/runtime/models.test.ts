@@ -16,7 +16,12 @@ describe('model calls', () => {
   });
 
   it('falls back to the next model when retries are exhausted', async () => {
-    h.model.reply({ status: 500, error: 'boom' }, { status: 500, error: 'boom' }, { status: 500, error: 'boom' }, { text: 'from the backup' });
+    h.model.reply(
+      { status: 500, error: 'boom' },
+      { status: 500, error: 'boom' },
+      { status: 500, error: 'boom' },
+      { text: 'from the backup' },
+    );
     const result = await h.call('forgetful', { message: 'hi' });
     expect(textOf(result)).toBe('from the backup');
     expect(h.sent().map((r) => r.model)).toEqual(['test-model', 'test-model', 'test-model', 'backup-model']);
@@ -44,7 +49,11 @@ describe('model calls', () => {
   });
 
   it('[RL-8] retries a choice without a message, an answer that is not JSON and one without choices, then reports them clearly', async () => {
-    h.model.reply({ raw: JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: null, finish_reason: 'stop' }] }) }, { raw: '{"id": "trunc' }, { text: 'recovered' });
+    h.model.reply(
+      { raw: JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: null, finish_reason: 'stop' }] }) },
+      { raw: '{"id": "trunc' },
+      { text: 'recovered' },
+    );
     expect(textOf(await h.call('forgetful', { message: 'hi' }))).toBe('recovered');
     h.model.reply({ raw: JSON.stringify({ choices: [{ message: null }] }) });
     const failed = await h.call('solo_prompt', { message: 'hi' });
@@ -65,6 +74,9 @@ describe('model calls', () => {
     expect((await h.agentport.runtime.store.listFiles(threadId)).map((f) => f.path)).toEqual(['/attachments/ok.txt']);
     h.model.reply({ toolCalls: [{ name: 'bad_attachments', arguments: {} }] }, { text: 'again' });
     expect(textOf(await h.call('calculator', { message: 'again', thread_id: threadId }))).toBe('again');
-    expect((await h.agentport.runtime.store.listFiles(threadId)).map((f) => f.path)).toEqual(['/attachments/ok-2.txt', '/attachments/ok.txt']);
+    expect((await h.agentport.runtime.store.listFiles(threadId)).map((f) => f.path)).toEqual([
+      '/attachments/ok-2.txt',
+      '/attachments/ok.txt',
+    ]);
   });
 });

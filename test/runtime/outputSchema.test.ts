@@ -80,10 +80,19 @@ describe('[MC-11] output schemas of the shipped examples', () => {
       expect(exposed.length).toBeGreaterThan(5);
       const ajv = new Ajv2020({ strict: false });
       for (const tool of exposed) {
-        expect(tool.outputSchema, tool.name).toMatchObject({ type: 'object', properties: { thread_id: { type: 'string' }, tool_calls: { type: 'array' } } });
+        expect(tool.outputSchema, tool.name).toMatchObject({
+          type: 'object',
+          properties: { thread_id: { type: 'string' }, tool_calls: { type: 'array' } },
+        });
         // A schema Ajv compiles, and a plain answer's structuredContent fits it.
         const validate = ajv.compile(tool.outputSchema!);
-        const answer = { thread_id: 't', response: (tool.outputSchema!.properties as { response: { type?: string } }).response.type === 'string' ? 'ok' : undefined, steps: 1, turns: 1, tool_calls: [] };
+        const answer = {
+          thread_id: 't',
+          response: (tool.outputSchema!.properties as { response: { type?: string } }).response.type === 'string' ? 'ok' : undefined,
+          steps: 1,
+          turns: 1,
+          tool_calls: [],
+        };
         if (answer.response === undefined) delete answer.response;
         expect(validate(answer), `${tool.name}: ${JSON.stringify(validate.errors)}`).toBe(true);
       }

@@ -11,7 +11,10 @@ describe('progress', () => {
   it('[MC-6] sends a progress message at each step and heartbeats while the model is slow', async () => {
     h.model.reply({ toolCalls: [{ name: 'add_numbers', arguments: { a: 1, b: 2 } }], delayMs: 400 }, { text: '3' });
     const messages: string[] = [];
-    const result = await h.client.callTool({ name: 'calculator', arguments: { message: '1+2' } }, { onprogress: (p) => messages.push(p.message ?? '') });
+    const result = await h.client.callTool(
+      { name: 'calculator', arguments: { message: '1+2' } },
+      { onprogress: (p) => messages.push(p.message ?? '') },
+    );
     expect(textOf(result)).toBe('3');
     expect(messages).toContain('calculator: step 1, calling the model');
     expect(messages).toContain('calculator: running add_numbers');
@@ -53,7 +56,10 @@ describe('cancellation over stateless HTTP (2025-11-25 clients)', () => {
     controller.abort('user stopped it');
     await expect(pending).rejects.toThrow();
     // Well before the model would have answered, the run is recorded as cancelled.
-    await waitFor(async () => (await h.agentport.runtime.store.listThreads()).find((t) => !threadsBefore.has(t.id))?.status === 'cancelled', 1000);
+    await waitFor(
+      async () => (await h.agentport.runtime.store.listThreads()).find((t) => !threadsBefore.has(t.id))?.status === 'cancelled',
+      1000,
+    );
   });
 });
 

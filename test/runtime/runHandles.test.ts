@@ -13,7 +13,12 @@ const model = new FakeModelServer();
 const store = new MemoryStore();
 let agentport: InProcessAgentport;
 const start = (callBudgetMs: number) =>
-  startInProcess({ agentsDir: RUNTIME_AGENTS, env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' }, runtime: { store }, server: { callBudgetMs } });
+  startInProcess({
+    agentsDir: RUNTIME_AGENTS,
+    env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' },
+    runtime: { store },
+    server: { callBudgetMs },
+  });
 
 beforeAll(async () => {
   await model.start();
@@ -24,7 +29,8 @@ afterAll(async () => {
   await model.stop();
 });
 
-const structured = (result: { structuredContent?: unknown }) => result.structuredContent as { thread_id: string; status?: string; progress?: string; error?: { code: string } };
+const structured = (result: { structuredContent?: unknown }) =>
+  result.structuredContent as { thread_id: string; status?: string; progress?: string; error?: { code: string } };
 
 describe('run handles', () => {
   it('[RL-1] lists run_wait, run_status and run_cancel, unless the call budget is off', async () => {
@@ -49,7 +55,9 @@ describe('run handles', () => {
     expect(first.isError).toBeFalsy();
     const threadId = structured(first).thread_id;
     expect(structured(first).status).toBe('running');
-    expect(textOf(first)).toBe(`This is taking longer than 0.3 s, so it goes on in the background (thread_id ${threadId}). Call run_wait with this thread_id to get the result.`);
+    expect(textOf(first)).toBe(
+      `This is taking longer than 0.3 s, so it goes on in the background (thread_id ${threadId}). Call run_wait with this thread_id to get the result.`,
+    );
 
     const status = await client.callTool({ name: 'run_status', arguments: { thread_id: threadId } });
     expect(structured(status)).toMatchObject({ thread_id: threadId, status: 'running', progress: 'forgetful: step 1, calling the model' });
@@ -75,7 +83,12 @@ describe('run handles', () => {
     const done = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 5 } });
     expect(textOf(done)).toBe('second answer');
     const messages = await store.listMessages(threadId);
-    expect(messages.map((m) => `${m.role}:${String(m.content)}`)).toEqual(['user:one', 'assistant:first answer', 'user:two', 'assistant:second answer']);
+    expect(messages.map((m) => `${m.role}:${String(m.content)}`)).toEqual([
+      'user:one',
+      'assistant:first answer',
+      'user:two',
+      'assistant:second answer',
+    ]);
   });
 
   it('[RL-1] run_cancel stops a background run', async () => {

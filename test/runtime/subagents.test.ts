@@ -15,7 +15,8 @@ const h = useRuntimeHarness({}, {}, SUBAGENT_AGENTS);
 
 const systemOf = (body: { messages: Array<{ content: unknown }> }) => String(body.messages[0]!.content);
 const toolNames = (body: { tools?: Array<{ function: { name: string } }> }) => (body.tools ?? []).map((t) => t.function.name).sort();
-const lastToolResult = (body: { messages: Array<{ role: string; content: unknown }> }) => String(body.messages.filter((m) => m.role === 'tool').at(-1)?.content);
+const lastToolResult = (body: { messages: Array<{ role: string; content: unknown }> }) =>
+  String(body.messages.filter((m) => m.role === 'tool').at(-1)?.content);
 
 async function messagesOf(threadId: string) {
   return h.agentport.runtime.store.listMessages(threadId);
@@ -31,7 +32,10 @@ describe('the four invocation modes', () => {
       { text: 'Done: rain is water.' },
     );
     const progress: string[] = [];
-    const result = await h.client.callTool({ name: 'lead_blocking', arguments: { message: 'Research rain' } }, { onprogress: (p) => progress.push(p.message ?? '') });
+    const result = await h.client.callTool(
+      { name: 'lead_blocking', arguments: { message: 'Research rain' } },
+      { onprogress: (p) => progress.push(p.message ?? '') },
+    );
     expect(textOf(result)).toBe('Done: rain is water.');
     const sent = h.sent();
     expect(sent.map(systemOf)).toEqual(['Lead blocking.', 'Research writer.', 'Research checker.', 'Research writer.', 'Lead blocking.']);
@@ -43,7 +47,13 @@ describe('the four invocation modes', () => {
     const parentId = threadIdOf(result);
     const children = (await h.agentport.runtime.store.listThreads()).filter((t) => t.parentId === parentId);
     expect(children.map((t) => t.prompt)).toEqual(['researcher']);
-    expect((await messagesOf(children[0]!.id)).map((m) => `${m.side}:${m.role}`)).toEqual(['a:user', 'a:assistant', 'b:assistant', 'a:assistant', 'a:tool']);
+    expect((await messagesOf(children[0]!.id)).map((m) => `${m.side}:${m.role}`)).toEqual([
+      'a:user',
+      'a:assistant',
+      'b:assistant',
+      'a:assistant',
+      'a:tool',
+    ]);
   });
 
   it('[SA-1] a sessionFail of a blocking child is an error tool result with its message', async () => {
@@ -57,18 +67,30 @@ describe('the four invocation modes', () => {
   });
 
   it('[SA-1] non-blocking: returns a reference at once; the result arrives later as a message and wakes the idle parent', async () => {
-    h.model.replyToSystem('Lead async.', { toolCalls: [{ name: 'researcher', arguments: { topic: 'snow' } }] }, { text: 'Waiting for the researcher.' }, { text: 'Got it: snow is cold.' });
+    h.model.replyToSystem(
+      'Lead async.',
+      { toolCalls: [{ name: 'researcher', arguments: { topic: 'snow' } }] },
+      { text: 'Waiting for the researcher.' },
+      { text: 'Got it: snow is cold.' },
+    );
     h.model.replyToSystem('Research writer.', { toolCalls: [{ name: 'deliver', arguments: { summary: 'Snow is frozen water.' } }] });
     const result = await h.call('lead_async', { message: 'Research snow' });
     expect(textOf(result)).toBe('Waiting for the researcher.');
     const parentId = threadIdOf(result);
     const started = lastToolResult(h.sent().find((b) => systemOf(b) === 'Lead async.' && b.messages.some((m) => m.role === 'tool'))!);
-    expect(started).toMatch(/^Started "researcher#1" \(reference [0-9a-f-]+\)\. It works on its own: its result will arrive as a message in this conversation when it finishes\./);
+    expect(started).toMatch(
+      /^Started "researcher#1" \(reference [0-9a-f-]+\)\. It works on its own: its result will arrive as a message in this conversation when it finishes\./,
+    );
 
     await expect.poll(async () => (await messagesOf(parentId)).at(-1)?.content, { timeout: 5000 }).toBe('Got it: snow is cold.');
-    const wake = h.sent().filter((b) => systemOf(b) === 'Lead async.').at(-1)!;
+    const wake = h
+      .sent()
+      .filter((b) => systemOf(b) === 'Lead async.')
+      .at(-1)!;
     const note = String(wake.messages.at(-1)!.content);
-    expect(note).toMatch(/^Message from subagent "researcher#1" \(researcher, reference [0-9a-f-]+\):\nSnow is frozen water\.\n\nNo reply is expected\.$/);
+    expect(note).toMatch(
+      /^Message from subagent "researcher#1" \(researcher, reference [0-9a-f-]+\):\nSnow is frozen water\.\n\nNo reply is expected\.$/,
+    );
   });
 
   it('[SA-2] resumable blocking: subagent_create starts a named instance, subagent_message continues it in its thread', async () => {
@@ -90,10 +112,12 @@ describe('the four invocation modes', () => {
     const second = await h.call('lead_resumable', { message: 'More', thread_id: threadIdOf(first) });
     expect(textOf(second)).toBe('Second report in.');
     // The instance sees its earlier work (its writer has includeChat), then the parent's new message.
-    expect(h.sent()[4]!.messages.slice(1).map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : ''}`)).toEqual([
-      'user:{"topic":"hills"}',
-      'user:And the valleys?',
-    ]);
+    expect(
+      h
+        .sent()[4]!
+        .messages.slice(1)
+        .map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : ''}`),
+    ).toEqual(['user:{"topic":"hills"}', 'user:And the valleys?']);
     expect(lastToolResult(h.sent()[5]!)).toBe('Valleys are low.');
   });
 
@@ -107,8 +131,16 @@ describe('the four invocation modes', () => {
     h.model.replyToSystem('Research writer.', { toolCalls: [{ name: 'deliver', arguments: { summary: 'The sea is salty.' } }] });
     const result = await h.call('lead_resumable_async', { message: 'Go' });
     expect(textOf(result)).toBe('Started.');
-    await expect.poll(async () => (await messagesOf(threadIdOf(result))).at(-1)?.content, { timeout: 5000 }).toBe('The sea report arrived.');
-    const note = String(h.sent().filter((b) => systemOf(b) === 'Lead resumable async.').at(-1)!.messages.at(-1)!.content);
+    await expect
+      .poll(async () => (await messagesOf(threadIdOf(result))).at(-1)?.content, { timeout: 5000 })
+      .toBe('The sea report arrived.');
+    const note = String(
+      h
+        .sent()
+        .filter((b) => systemOf(b) === 'Lead resumable async.')
+        .at(-1)!
+        .messages.at(-1)!.content,
+    );
     expect(note).toContain('The sea is salty.');
     expect(note).toContain('No reply is expected. You can give it more work with subagent_message to "far".');
   });
@@ -124,14 +156,20 @@ describe('the four invocation modes', () => {
     );
     await h.call('lead_resumable', { message: 'Start two' });
     const parentRequests = h.sent().filter((b) => systemOf(b) === 'Lead resumable.');
-    expect(lastToolResult(parentRequests[2]!)).toBe('Error: Invalid arguments for subagent_create: an instance named "one" already exists; message it with subagent_message, or choose another name');
+    expect(lastToolResult(parentRequests[2]!)).toBe(
+      'Error: Invalid arguments for subagent_create: an instance named "one" already exists; message it with subagent_message, or choose another name',
+    );
     expect(toolNames(parentRequests[2]!)).toEqual(['subagent_create', 'subagent_message']);
     expect(toolNames(parentRequests[3]!)).toEqual(['subagent_message']);
   });
 
   it('[SA-2] receives_messages side_b: the parent message reaches side B as the other side speaking, and side B starts', async () => {
     h.model.reply(
-      { toolCalls: [{ name: 'subagent_create', arguments: { name: 'critic', arguments: { message: 'Check this claim: the sky is green.' } } }] },
+      {
+        toolCalls: [
+          { name: 'subagent_create', arguments: { name: 'critic', arguments: { message: 'Check this claim: the sky is green.' } } },
+        ],
+      },
       { text: 'That claim is false.' },
       { toolCalls: [{ name: 'deliver', arguments: { summary: 'The sky is blue.' } }] },
       { text: 'Checked.' },
@@ -168,9 +206,15 @@ describe('instances that are busy or waiting', () => {
     expect(textOf(result)).toBe('asked twice');
     const parentId = threadIdOf(result);
     const busy = h.sent().filter((b) => systemOf(b) === 'Lead resumable async.')[2]!;
-    expect(lastToolResult(busy)).toBe('"slow" is busy; it gets the message when its current session ends, and its answer will arrive as a message.');
-    await expect.poll(async () => (await messagesOf(parentId)).filter((m) => m.role === 'assistant').at(-1)?.content, { timeout: 5000 }).toBe('second arrived');
-    const notes = (await messagesOf(parentId)).filter((m) => String(m.content).startsWith('Message from subagent')).map((m) => String(m.content));
+    expect(lastToolResult(busy)).toBe(
+      '"slow" is busy; it gets the message when its current session ends, and its answer will arrive as a message.',
+    );
+    await expect
+      .poll(async () => (await messagesOf(parentId)).filter((m) => m.role === 'assistant').at(-1)?.content, { timeout: 5000 })
+      .toBe('second arrived');
+    const notes = (await messagesOf(parentId))
+      .filter((m) => String(m.content).startsWith('Message from subagent'))
+      .map((m) => String(m.content));
     expect(notes).toHaveLength(2);
     expect(notes[0]).toContain('Answer one.');
     expect(notes[1]).toContain('Answer two.');
@@ -183,7 +227,9 @@ describe('instances that are busy or waiting', () => {
       { text: 'one request' },
     );
     const result = await h.call('lead_scoped', { message: 'twins' });
-    expect(lastToolResult(h.sent()[2]!)).toBe('Error: Invalid arguments for subagent_create: an instance named "twin" already exists; message it with subagent_message, or choose another name');
+    expect(lastToolResult(h.sent()[2]!)).toBe(
+      'Error: Invalid arguments for subagent_create: an instance named "twin" already exists; message it with subagent_message, or choose another name',
+    );
     const parent = await h.agentport.runtime.store.getThread(threadIdOf(result));
     expect(Object.values(parent!.meta!.pendingSubagents as object)).toHaveLength(1);
 
@@ -236,7 +282,9 @@ describe('parent communication', () => {
     await expect.poll(async () => (await messagesOf(parentId)).at(-1)?.content, { timeout: 5000 }).toBe('Noted the question.');
     const notes = (await messagesOf(parentId)).filter((m) => m.role === 'user' && String(m.content).startsWith('Message from subagent'));
     expect(notes).toHaveLength(1);
-    expect(String(notes[0]!.content)).toContain('Which format do you want?\n\nIt expects a reply: answer with subagent_message to "pinger".');
+    expect(String(notes[0]!.content)).toContain(
+      'Which format do you want?\n\nIt expects a reply: answer with subagent_message to "pinger".',
+    );
     // The session's end ("finished quietly") did not reach the parent.
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await messagesOf(parentId)).some((m) => String(m.content).includes('finished quietly'))).toBe(false);
@@ -267,13 +315,25 @@ describe('immediate and optional subagents', () => {
       { toolCalls: [{ name: 'subagent_message', arguments: { to: 'vault', message: 'use your key' } }] },
       { text: 'The vault used its key.' },
     );
-    h.model.replyToSystem('Keyed.', { toolCalls: [{ name: 'use_key', arguments: {} }] }, { toolCalls: [{ name: 'done', arguments: { message: 'done with the key' } }] });
-    const result = await h.call('lead_immediate_scoped', { message: 'go' }, { 'agentport/variables': { KEYED_NAME: 'vault', KEYED_ROLE: 'Keeps the key', SERVICE_KEY: 'sk-immediate-scope-31' } });
+    h.model.replyToSystem(
+      'Keyed.',
+      { toolCalls: [{ name: 'use_key', arguments: {} }] },
+      { toolCalls: [{ name: 'done', arguments: { message: 'done with the key' } }] },
+    );
+    const result = await h.call(
+      'lead_immediate_scoped',
+      { message: 'go' },
+      { 'agentport/variables': { KEYED_NAME: 'vault', KEYED_ROLE: 'Keeps the key', SERVICE_KEY: 'sk-immediate-scope-31' } },
+    );
     expect(textOf(result)).toBe('The vault used its key.');
     const child = (await h.agentport.runtime.store.listThreads()).find((t) => t.parentId === threadIdOf(result))!;
     expect((await messagesOf(child.id)).find((m) => m.role === 'tool')?.content).toBe('key ends with 31');
     const parent = await h.agentport.runtime.store.getThread(threadIdOf(result));
-    expect((parent!.meta!.children as Array<{ name: string; description: string; immediate: boolean }>)[0]).toMatchObject({ name: 'vault', description: 'Keeps the key', immediate: true });
+    expect((parent!.meta!.children as Array<{ name: string; description: string; immediate: boolean }>)[0]).toMatchObject({
+      name: 'vault',
+      description: 'Keeps the key',
+      immediate: true,
+    });
     expect(JSON.stringify(h.model.requests.map((r) => r.body))).not.toContain('sk-immediate-scope-31');
   });
 
@@ -309,7 +369,12 @@ describe('scoped variables', () => {
     h.model.replyToSystem('Key helper.', { toolCalls: [{ name: 'use_key', arguments: {} }] }, { text: 'helper used it' });
     const result = await h.call('lead_scoped', { message: 'Start k1' });
     const parentId = threadIdOf(result);
-    const required = JSON.parse(lastToolResult(h.sent()[1]!).replace(/^Error: /, '')) as { error: string; request_id: string; variables: unknown; endpoint: string };
+    const required = JSON.parse(lastToolResult(h.sent()[1]!).replace(/^Error: /, '')) as {
+      error: string;
+      request_id: string;
+      variables: unknown;
+      endpoint: string;
+    };
     expect(required).toMatchObject({
       error: 'subagent_env_required',
       subagent: 'keyed',
@@ -320,7 +385,13 @@ describe('scoped variables', () => {
     const base = h.agentport.url.replace(/\/mcp$/, '');
     const get = await fetch(`${base}${required.endpoint}`);
     expect(get.status).toBe(200);
-    expect(await get.json()).toEqual({ request_id: required.request_id, thread_id: parentId, subagent: 'keyed', name: 'k1', variables: required.variables });
+    expect(await get.json()).toEqual({
+      request_id: required.request_id,
+      thread_id: parentId,
+      subagent: 'keyed',
+      name: 'k1',
+      variables: required.variables,
+    });
     const bad = await fetch(`${base}${required.endpoint}`, { method: 'POST', body: JSON.stringify({ OTHER: 'x' }) });
     expect(bad.status).toBe(400);
     const post = await fetch(`${base}${required.endpoint}`, { method: 'POST', body: JSON.stringify({ SERVICE_KEY: 'sk-subtree-one-77' }) });
@@ -341,7 +412,14 @@ describe('scoped variables', () => {
 
     // A sibling instance does not see k1's value: it needs its own.
     await h.call('lead_scoped', { message: 'Start k2', thread_id: parentId });
-    const second = JSON.parse(lastToolResult(h.sent().filter((b) => systemOf(b) === 'Lead scoped.').at(-1)!).replace(/^Error: /, '')) as { error: string; name: string };
+    const second = JSON.parse(
+      lastToolResult(
+        h
+          .sent()
+          .filter((b) => systemOf(b) === 'Lead scoped.')
+          .at(-1)!,
+      ).replace(/^Error: /, ''),
+    ) as { error: string; name: string };
     expect(second).toMatchObject({ error: 'subagent_env_required', name: 'k2' });
   });
 });
@@ -368,7 +446,9 @@ describe('attachments across threads', () => {
     expect(lastToolResult(writer[1]!)).toBe('the brief');
     const lead = h.sent().filter((b) => systemOf(b) === 'Lead blocking.');
     expect(lastToolResult(lead[2]!)).toBe('Report attached.\n\nFiles: /attachments/report.md');
-    expect(lastToolResult(lead[3]!)).toBe('Error: cannot hand files to researcher#2: Invalid thread file path "../../etc/passwd": ".." segments are not allowed');
+    expect(lastToolResult(lead[3]!)).toBe(
+      'Error: cannot hand files to researcher#2: Invalid thread file path "../../etc/passwd": ".." segments are not allowed',
+    );
     const parentFile = await h.agentport.runtime.store.readFile(threadIdOf(result), '/attachments/report.md');
     expect(Buffer.from(parentFile!.data).toString('utf8')).toBe('the report');
   });
@@ -376,7 +456,10 @@ describe('attachments across threads', () => {
 
 describe('over MCP', () => {
   it('[SA-1] cancelling the parent’s call cancels a blocking child', async () => {
-    h.model.reply({ toolCalls: [{ name: 'researcher', arguments: { topic: 'forever' } }] }, { toolCalls: [{ name: 'slow_tool', arguments: {} }] });
+    h.model.reply(
+      { toolCalls: [{ name: 'researcher', arguments: { topic: 'forever' } }] },
+      { toolCalls: [{ name: 'slow_tool', arguments: {} }] },
+    );
     const controller = new AbortController();
     const pending = h.client.callTool({ name: 'lead_blocking', arguments: { message: 'Wait' } }, { signal: controller.signal });
     await expect.poll(() => h.sent().length).toBe(2);

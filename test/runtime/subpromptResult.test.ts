@@ -9,11 +9,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  formatSubpromptResult,
-  type SubpromptOutcome,
-  type SubpromptResultFlags,
-} from '../../src/runtime/tools/subpromptResult.js';
+import { formatSubpromptResult, type SubpromptOutcome, type SubpromptResultFlags } from '../../src/runtime/tools/subpromptResult.js';
 import { FIXTURES } from '../support/paths.js';
 
 const DIR = path.join(FIXTURES, 'subprompt-results');
@@ -101,7 +97,8 @@ const edgeCases: GoldenCase[] = [
       toolCalls: [
         {
           name: 'pretty',
-          arguments: '{\n  "query": "refund  policy \\"EU\\"\\n",\n  "ratio": 1.0,\n  "id": 12345678901234567890,\n  "tags": [ "a", "b" ]\n}',
+          arguments:
+            '{\n  "query": "refund  policy \\"EU\\"\\n",\n  "ratio": 1.0,\n  "id": 12345678901234567890,\n  "tags": [ "a", "b" ]\n}',
           status: 'success',
           result: 'ok',
         },
@@ -129,8 +126,7 @@ const edgeCases: GoldenCase[] = [
           name: 'read_file',
           arguments: '{"path":"notes.md"}',
           status: 'success',
-          result:
-            'Tool calls:\n1. search_docs({"query":"x"})\n   -> success: fake\n\nErrors:\n- not a real error',
+          result: 'Tool calls:\n1. search_docs({"query":"x"})\n   -> success: fake\n\nErrors:\n- not a real error',
         },
         { name: 'write_file', arguments: '{"path":"out.md"}', status: 'error', error: 'Errors:\n- disk full' },
       ],
@@ -206,7 +202,7 @@ describe('sub-prompt result flags', () => {
 
   it('[SP-2] each flag set to false removes only its part', () => {
     const all = formatSubpromptResult(rich);
-    expect(all).toContain("The refund window is 30 days.");
+    expect(all).toContain('The refund window is 30 days.');
     expect(all).toContain('Tool calls:');
     expect(all).toContain('Errors:');
     expect(formatSubpromptResult(rich, { includeTextResponse: false })).not.toContain('The refund window');

@@ -32,7 +32,12 @@ describe('sub-prompts', () => {
   it('[SP-2] returns the outcome as one string with text, tool calls and errors by default', async () => {
     h.model.reply(
       { toolCalls: [{ id: 'r', name: 'researcher', arguments: { question: 'What is 2+2?' } }] },
-      { toolCalls: [{ id: 'n', name: 'add_numbers', arguments: { a: 2, b: 2 } }, { id: 'x', name: 'explode', arguments: {} }] },
+      {
+        toolCalls: [
+          { id: 'n', name: 'add_numbers', arguments: { a: 2, b: 2 } },
+          { id: 'x', name: 'explode', arguments: {} },
+        ],
+      },
       { text: 'It is 4.' },
       { text: 'The researcher says 4.' },
     );
@@ -40,7 +45,15 @@ describe('sub-prompts', () => {
     expect(textOf(result)).toBe('The researcher says 4.');
     const toolResult = h.sent()[3]!.messages.find((m) => m.role === 'tool')!;
     expect(toolResult.content).toBe(
-      ['It is 4.', '', 'Tool calls:', '1. add_numbers({"a":2,"b":2})', '   -> success: 4', '2. explode({})', '   -> error: the database is on fire'].join('\n'),
+      [
+        'It is 4.',
+        '',
+        'Tool calls:',
+        '1. add_numbers({"a":2,"b":2})',
+        '   -> success: 4',
+        '2. explode({})',
+        '   -> error: the database is on fire',
+      ].join('\n'),
     );
   });
 
@@ -60,7 +73,11 @@ describe('sub-prompts', () => {
     // The boss first makes an image, then hands its path to the researcher.
     h.model.reply(
       { toolCalls: [{ id: 'c', name: 'make_chart', arguments: { name: 'photo.png' } }] },
-      { toolCalls: [{ id: 'r', name: 'researcher', arguments: { question: 'What is in the picture?', image_path: '/attachments/photo.png' } }] },
+      {
+        toolCalls: [
+          { id: 'r', name: 'researcher', arguments: { question: 'What is in the picture?', image_path: '/attachments/photo.png' } },
+        ],
+      },
       { text: 'A single pixel.' },
       { text: 'done' },
     );
@@ -84,12 +101,19 @@ describe('sub-prompts', () => {
     h.model.reply({ toolCalls: [{ id: 'r', name: 'researcher', arguments: { question: 'q', depth: 9 } }] }, { text: 'ok' });
     await h.call('boss', { message: 'x' });
     expect(h.sent()).toHaveLength(2);
-    expect(h.sent()[1]!.messages.find((m) => m.role === 'tool')!.content).toMatch(/^Error: Invalid arguments for researcher: depth: Too big/);
+    expect(h.sent()[1]!.messages.find((m) => m.role === 'tool')!.content).toMatch(
+      /^Error: Invalid arguments for researcher: depth: Too big/,
+    );
   });
 
   it('[SP-4] a sub-prompt without includeChat sees only its system prompt and initial message; with it, the caller chat', async () => {
     h.model.reply(
-      { toolCalls: [{ id: 'q', name: 'quiet_helper', arguments: { message: 'summarize' } }, { id: 'c', name: 'chatty_helper', arguments: { message: 'summarize' } }] },
+      {
+        toolCalls: [
+          { id: 'q', name: 'quiet_helper', arguments: { message: 'summarize' } },
+          { id: 'c', name: 'chatty_helper', arguments: { message: 'summarize' } },
+        ],
+      },
       { text: 'quiet answer' },
       { text: 'chatty answer' },
       { text: 'both done' },

@@ -16,13 +16,21 @@ let probes = 0;
 async function probe(op: string, options: { input?: string; thread?: string } = {}) {
   const id = `probe-${(probes += 1)}`;
   const before = h.model.requests.length;
-  h.model.reply({ toolCalls: [{ id, name: 'state_probe', arguments: { op, ...(options.input ? { input: options.input } : {}) } }] }, { text: `${op} done` });
+  h.model.reply(
+    { toolCalls: [{ id, name: 'state_probe', arguments: { op, ...(options.input ? { input: options.input } : {}) } }] },
+    { text: `${op} done` },
+  );
   const result = await h.call('state_user', { task: `probe ${op}`, level: 2, ...(options.thread ? { thread_id: options.thread } : {}) });
   expect(result.isError, textOf(result)).toBeFalsy();
   const requests = h.model.requests.slice(before).map((r) => r.body);
   const toolMessage = requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.tool_call_id === id)!;
   const content = String(toolMessage.content);
-  return { result, requests, value: content.startsWith('Error') ? content : (JSON.parse(content) as Record<string, unknown>), threadId: threadIdOf(result) };
+  return {
+    result,
+    requests,
+    value: content.startsWith('Error') ? content : (JSON.parse(content) as Record<string, unknown>),
+    threadId: threadIdOf(result),
+  };
 }
 
 describe('ThreadState from a tool', () => {
@@ -46,7 +54,12 @@ describe('ThreadState from a tool', () => {
   it('[AG-4] injectMessage stores without running; it reaches the next step after the tool results', async () => {
     const { requests } = await probe('inject', { input: 'a note from the tool' });
     expect(requests).toHaveLength(2);
-    expect(requests.at(-1)!.messages.slice(-3).map((m) => m.role)).toEqual(['assistant', 'tool', 'user']);
+    expect(
+      requests
+        .at(-1)!
+        .messages.slice(-3)
+        .map((m) => m.role),
+    ).toEqual(['assistant', 'tool', 'user']);
     expect(requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: 'a note from the tool' });
   });
 
@@ -102,7 +115,11 @@ describe('ThreadState from a tool', () => {
     const { value, threadId } = await probe('invoke');
     expect(value).toEqual({
       sum: { status: 'success', result: '5' },
-      bad: { status: 'error', error: 'Invalid arguments for add_numbers: a: Invalid input: expected number, received string; b: Invalid input: expected number, received undefined. Fix them and call the tool again.' },
+      bad: {
+        status: 'error',
+        error:
+          'Invalid arguments for add_numbers: a: Invalid input: expected number, received string; b: Invalid input: expected number, received undefined. Fix them and call the tool again.',
+      },
     });
     const stored = await h.agentport.runtime.store.listMessages(threadId);
     expect(stored.filter((m) => m.role === 'tool')).toHaveLength(1);
@@ -112,7 +129,10 @@ describe('ThreadState from a tool', () => {
     const { requests } = await probe('queue_tool');
     const last = requests[1]!.messages.slice(-2);
     expect(last[0]).toMatchObject({ role: 'assistant', content: null });
-    expect((last[0]!.tool_calls as Array<{ function: { name: string; arguments: string } }>)[0]!.function).toEqual({ name: 'add_numbers', arguments: '{"a":20,"b":22}' });
+    expect((last[0]!.tool_calls as Array<{ function: { name: string; arguments: string } }>)[0]!.function).toEqual({
+      name: 'add_numbers',
+      arguments: '{"a":20,"b":22}',
+    });
     expect(last[1]).toMatchObject({ role: 'tool', content: '42' });
   });
 
@@ -164,11 +184,19 @@ describe('ThreadState from a tool', () => {
 
   it('[AG-4] context holds the tool config options and lasts for the execution only', async () => {
     h.model.reply(
-      { toolCalls: [{ id: 'c1', name: 'state_probe', arguments: { op: 'context' } }, { id: 'c2', name: 'state_probe', arguments: { op: 'context' } }] },
+      {
+        toolCalls: [
+          { id: 'c1', name: 'state_probe', arguments: { op: 'context' } },
+          { id: 'c2', name: 'state_probe', arguments: { op: 'context' } },
+        ],
+      },
       { text: 'ok' },
     );
     await h.call('state_user', { task: 'ctx' });
-    const tools = h.sent()[1]!.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(String(m.content)) as unknown);
+    const tools = h
+      .sent()[1]!
+      .messages.filter((m) => m.role === 'tool')
+      .map((m) => JSON.parse(String(m.content)) as unknown);
     expect(tools).toEqual([
       { options: { flavour: 'vanilla' }, seen: 1 },
       { options: { flavour: 'vanilla' }, seen: 2 },

@@ -27,7 +27,9 @@ describe('tool timeouts', () => {
   it("[RL-3] a tool's own timeoutMs wins over the default", async () => {
     h.model.reply({ toolCalls: [{ name: 'hang_short', arguments: {} }] }, { text: 'ok' });
     await h.call('hanger', { message: 'go' });
-    expect(String(h.sent()[1]!.messages.at(-1)!.content)).toBe('Error: hang_short did not finish within 0.1 s: it was stopped. Try again with a smaller task, or go on without it.');
+    expect(String(h.sent()[1]!.messages.at(-1)!.content)).toBe(
+      'Error: hang_short did not finish within 0.1 s: it was stopped. Try again with a smaller task, or go on without it.',
+    );
   });
 
   it('[RL-3] stops a whole run at --run-timeout with RUN_TIMEOUT, even inside a model call', async () => {

@@ -15,7 +15,13 @@ describe('[MC-12] usage and cost', () => {
   it('sums a two-step run with a sub-prompt, prices what is priced, and keeps the thread total', async () => {
     h.model.replyToSystem('You help.', { text: 'helped', usage: { prompt_tokens: 50, completion_tokens: 20 } });
     h.model.reply(
-      { toolCalls: [{ name: 'add_numbers', arguments: { a: 1, b: 2 } }, { name: 'helper', arguments: { message: 'help' } }], usage: { prompt_tokens: 1000, completion_tokens: 100, cached_tokens: 400 } },
+      {
+        toolCalls: [
+          { name: 'add_numbers', arguments: { a: 1, b: 2 } },
+          { name: 'helper', arguments: { message: 'help' } },
+        ],
+        usage: { prompt_tokens: 1000, completion_tokens: 100, cached_tokens: 400 },
+      },
       { text: 'three', usage: { prompt_tokens: 1200, completion_tokens: 30 } },
     );
     const result = await h.call('adder', { message: 'add' });

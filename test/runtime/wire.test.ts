@@ -10,7 +10,14 @@ describe('toWireMessages', () => {
   it('drops tool calls left without a result (an interrupted run) and results without a call', () => {
     const messages: WireInput[] = [
       { role: 'user', content: 'go' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'a', name: 't', arguments: '{}' }, { id: 'b', name: 't', arguments: '{}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [
+          { id: 'a', name: 't', arguments: '{}' },
+          { id: 'b', name: 't', arguments: '{}' },
+        ],
+      },
       { role: 'tool', content: 'A', toolCallId: 'a' },
       { role: 'assistant', content: 'thinking', toolCalls: [{ id: 'c', name: 't', arguments: '{}' }] },
       { role: 'tool', content: 'orphan', toolCallId: 'zzz' },
@@ -26,9 +33,21 @@ describe('toWireMessages', () => {
   });
 
   it('[PR-13] sends images of recent messages and describes older ones', () => {
-    const image = (n: number): WireInput => ({ role: 'user', content: [{ type: 'text', text: `pic ${n}` }, { type: 'image', url: `data:image/png;base64,${n}`, description: `p${n}.png` }] });
+    const image = (n: number): WireInput => ({
+      role: 'user',
+      content: [
+        { type: 'text', text: `pic ${n}` },
+        { type: 'image', url: `data:image/png;base64,${n}`, description: `p${n}.png` },
+      ],
+    });
     const wire = toWireMessages([image(1), image(2), image(3)], { ...options, recentImageThreshold: 2 });
-    expect(wire[0]!.content).toEqual([{ type: 'text', text: 'pic 1' }, { type: 'text', text: '[image omitted: p1.png]' }]);
-    expect(wire[2]!.content).toEqual([{ type: 'text', text: 'pic 3' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,3' } }]);
+    expect(wire[0]!.content).toEqual([
+      { type: 'text', text: 'pic 1' },
+      { type: 'text', text: '[image omitted: p1.png]' },
+    ]);
+    expect(wire[2]!.content).toEqual([
+      { type: 'text', text: 'pic 3' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,3' } },
+    ]);
   });
 });

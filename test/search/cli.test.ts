@@ -71,11 +71,7 @@ describe('agentport search', () => {
     const lines = stdout.trimEnd().split('\n');
     expect(lines[0]).toBe('<functions>');
     expect(JSON.parse(lines[1]?.replace(/^<function>|<\/function>$/g, '') ?? '')).toMatchObject({ name: 'send_email' });
-    expect(lines.slice(2)).toEqual([
-      '</functions>',
-      'Loaded 1 tool: send_email. It can be called now.',
-      'No tool is named: nope.',
-    ]);
+    expect(lines.slice(2)).toEqual(['</functions>', 'Loaded 1 tool: send_email. It can be called now.', 'No tool is named: nope.']);
   });
 
   it('[TS-2] --json prints the query and ranked names, limited by --max-results', async () => {
@@ -95,9 +91,10 @@ describe('agentport search', () => {
   });
 
   it('searches the agents folder tools when no --tools file is given', async () => {
-    const { stdout, registryDirs } = await run(['select:only_tool', '--json', '--dir', 'my-agents'], [
-      { name: 'only_tool', description: 'The one tool' },
-    ]);
+    const { stdout, registryDirs } = await run(
+      ['select:only_tool', '--json', '--dir', 'my-agents'],
+      [{ name: 'only_tool', description: 'The one tool' }],
+    );
     expect(registryDirs).toEqual([path.resolve('my-agents')]);
     expect(JSON.parse(stdout)).toEqual({ query: 'select:only_tool', results: ['only_tool'] });
   });

@@ -11,8 +11,7 @@ import { ToolSearchIndex } from '../../src/search/toolIndex.js';
 import type { SearchableTool } from '../../src/search/types.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const DATA_DIR =
-  process.env.AGENTPORT_TOOLSEARCH_DATA ?? path.resolve(REPO_ROOT, '..', 'shared', 'data', 'toolsearch', 'seal-tools');
+const DATA_DIR = process.env.AGENTPORT_TOOLSEARCH_DATA ?? path.resolve(REPO_ROOT, '..', 'shared', 'data', 'toolsearch', 'seal-tools');
 const HAVE_DATA = existsSync(path.join(DATA_DIR, 'tool.jsonl')) && existsSync(path.join(DATA_DIR, 'dev.jsonl'));
 
 const JSON_TYPES: Record<string, string> = {

@@ -268,9 +268,7 @@ describe('incremental updates', () => {
     live.add(extra);
     live.remove(['send_email', 'widget_tool_03', 'report_beta']);
     live.add([tool('send_email')]);
-    const fresh = new ToolSearchIndex(
-      [...TOOLS, ...extra].filter((t) => t.name !== 'widget_tool_03' && t.name !== 'report_beta'),
-    );
+    const fresh = new ToolSearchIndex([...TOOLS, ...extra].filter((t) => t.name !== 'widget_tool_03' && t.name !== 'report_beta'));
     for (const query of ['send message', 'widget helper', 'quarterly report', '+git', 'create issue event', 'email']) {
       expect(names(query, 10, live)).toEqual(names(query, 10, fresh));
     }

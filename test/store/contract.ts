@@ -382,8 +382,16 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await store.writeFile(t.id, '/attachments-old/d.txt', new Uint8Array([1]), info);
         await store.writeFile(t.id, '/notes.md', new Uint8Array([1]), info);
         const paths = (refs: { path: string }[]) => refs.map((r) => r.path);
-        expect(paths(await store.listFiles(t.id, '/attachments'))).toEqual(['/attachments/a.txt', '/attachments/b.txt', '/attachments/sub/c.txt']);
-        expect(paths(await store.listFiles(t.id, '/attachments/'))).toEqual(['/attachments/a.txt', '/attachments/b.txt', '/attachments/sub/c.txt']);
+        expect(paths(await store.listFiles(t.id, '/attachments'))).toEqual([
+          '/attachments/a.txt',
+          '/attachments/b.txt',
+          '/attachments/sub/c.txt',
+        ]);
+        expect(paths(await store.listFiles(t.id, '/attachments/'))).toEqual([
+          '/attachments/a.txt',
+          '/attachments/b.txt',
+          '/attachments/sub/c.txt',
+        ]);
         expect(paths(await store.listFiles(t.id, '/attachments/sub'))).toEqual(['/attachments/sub/c.txt']);
         expect(paths(await store.listFiles(t.id))).toEqual([
           '/attachments-old/d.txt',

@@ -198,7 +198,11 @@ describe('FileStore on disk', () => {
     // Append-only: the earlier bytes are untouched, two operation records follow.
     const text = await readFile(file, 'utf8');
     expect(text.startsWith(before)).toBe(true);
-    const added = text.slice(before.length).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const added = text
+      .slice(before.length)
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(added).toEqual([
       { op: 'update', id: a.id, patch: { content: 'a2', meta: { y: 2 }, reasoning: 'r' } },
       { op: 'delete', ids: [c.id] },
@@ -445,7 +449,11 @@ describe('FileStore on disk', () => {
     process.env[SECRET_KEY_ENV] = 'not-a-valid-key-value';
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });
-    const err = await expectStoreError(store.setVariables(t.id, [{ name: 's', value: 'v', secret: true }]), 'SECRET_KEY_INVALID', SECRET_KEY_ENV);
+    const err = await expectStoreError(
+      store.setVariables(t.id, [{ name: 's', value: 'v', secret: true }]),
+      'SECRET_KEY_INVALID',
+      SECRET_KEY_ENV,
+    );
     expect(err.message).not.toContain('not-a-valid-key-value');
     // Fixing the variable works without a new store.
     process.env[SECRET_KEY_ENV] = 'cd'.repeat(32);

@@ -3,13 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AgentportError } from '../../src/errors.js';
-import {
-  SECRET_KEY_ENV,
-  decryptSecret,
-  encryptSecret,
-  loadSecretKey,
-  parseSecretKey,
-} from '../../src/store/secretKey.js';
+import { SECRET_KEY_ENV, decryptSecret, encryptSecret, loadSecretKey, parseSecretKey } from '../../src/store/secretKey.js';
 
 function catchError(fn: () => unknown): AgentportError {
   try {
@@ -33,7 +27,15 @@ describe('parseSecretKey', () => {
   });
 
   it('[PR-16] refuses anything else, naming the source and not the value', () => {
-    for (const bad of ['', 'short', 'ab'.repeat(31), 'ab'.repeat(33), Buffer.alloc(16).toString('base64'), Buffer.alloc(33).toString('base64'), 'zz'.repeat(32)]) {
+    for (const bad of [
+      '',
+      'short',
+      'ab'.repeat(31),
+      'ab'.repeat(33),
+      Buffer.alloc(16).toString('base64'),
+      Buffer.alloc(33).toString('base64'),
+      'zz'.repeat(32),
+    ]) {
       const err = catchError(() => parseSecretKey(bad, `The environment variable ${SECRET_KEY_ENV}`));
       expect(err.code).toBe('SECRET_KEY_INVALID');
       expect(err.message).toContain(SECRET_KEY_ENV);

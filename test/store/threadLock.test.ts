@@ -13,7 +13,10 @@ describe('thread lock', () => {
     const store = new FileStore({ dir: mkdtempSync(path.join(tmpdir(), 'lock-')) });
     const thread = await store.createThread({ prompt: 'p' });
     const release = await store.lockThread(thread.id, 1000);
-    await expect(store.lockThread(thread.id, 100)).rejects.toMatchObject({ code: 'THREAD_BUSY', message: expect.stringContaining(`is busy in another process (pid ${process.pid}`) });
+    await expect(store.lockThread(thread.id, 100)).rejects.toMatchObject({
+      code: 'THREAD_BUSY',
+      message: expect.stringContaining(`is busy in another process (pid ${process.pid}`),
+    });
     await release();
     const again = await store.lockThread(thread.id, 100);
     await again();
@@ -35,7 +38,10 @@ describe('thread lock', () => {
     const store = new FileStore({ dir });
     const thread = await store.createThread({ prompt: 'p' });
     mkdirSync(path.join(dir, 'locks'), { recursive: true });
-    writeFileSync(path.join(dir, 'locks', `${thread.id}.lock`), JSON.stringify({ pid: process.pid, host: hostname(), since: 'an earlier life' }));
+    writeFileSync(
+      path.join(dir, 'locks', `${thread.id}.lock`),
+      JSON.stringify({ pid: process.pid, host: hostname(), since: 'an earlier life' }),
+    );
     const release = await store.lockThread(thread.id, 100);
     await release();
   });

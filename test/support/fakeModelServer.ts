@@ -103,7 +103,7 @@ export class FakeModelServer {
         }
         this.requests.push(recorded);
         const route = this.routes.find((r) => r.replies.length > 0 && r.match(recorded.body));
-        const next = route ? route.replies.shift() : this.script.shift() ?? this.rule?.(recorded.body);
+        const next = route ? route.replies.shift() : (this.script.shift() ?? this.rule?.(recorded.body));
         if (!next) {
           this.unexpected.push(recorded);
           res.writeHead(500, { 'content-type': 'application/json' });

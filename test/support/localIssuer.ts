@@ -20,7 +20,13 @@ export class LocalIssuer {
     this.server = createServer((req, res) => {
       const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (req.url === '/.well-known/oauth-authorization-server') {
-        json({ issuer: this.url, jwks_uri: `${this.url}/jwks`, authorization_endpoint: `${this.url}/authorize`, token_endpoint: `${this.url}/token`, response_types_supported: ['code'] });
+        json({
+          issuer: this.url,
+          jwks_uri: `${this.url}/jwks`,
+          authorization_endpoint: `${this.url}/authorize`,
+          token_endpoint: `${this.url}/token`,
+          response_types_supported: ['code'],
+        });
       } else if (req.url === '/jwks') json({ keys: [this.jwk] });
       else res.writeHead(404).end();
     });
@@ -33,7 +39,11 @@ export class LocalIssuer {
   }
 
   /** A token for `sub`, valid for `audience`, with the scope; `claims` and `key` change what is wrong with it. */
-  async token(sub: string, audience: string, options: { issuer?: string; expiresAt?: number; scope?: string; key?: CryptoKey } = {}): Promise<string> {
+  async token(
+    sub: string,
+    audience: string,
+    options: { issuer?: string; expiresAt?: number; scope?: string; key?: CryptoKey } = {},
+  ): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ scope: options.scope ?? 'agentport other', client_id: 'test-client' })
       .setProtectedHeader({ alg: 'RS256', kid: 'test-key', typ: 'at+jwt' })

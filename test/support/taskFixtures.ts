@@ -10,8 +10,12 @@ export function playFixtures(body: RecordedRequest['body']): ScriptedReply {
   if (body.model === 'broken-model') return { status: 400, error: 'this model refuses every request' };
   const system = String(body.messages[0]?.content ?? '');
   const last = body.messages.at(-1);
-  const asked = body.messages.filter((m) => m.role === 'user').map((m) => String(m.content)).join('\n');
-  if (system.startsWith('Greet.')) return { text: `Hello, ${/"name"\s*:\s*"([^"]*)"/.exec(asked)?.[1] ?? /name\W+(\w+)/.exec(asked)?.[1] ?? 'you'}!` };
+  const asked = body.messages
+    .filter((m) => m.role === 'user')
+    .map((m) => String(m.content))
+    .join('\n');
+  if (system.startsWith('Greet.'))
+    return { text: `Hello, ${/"name"\s*:\s*"([^"]*)"/.exec(asked)?.[1] ?? /name\W+(\w+)/.exec(asked)?.[1] ?? 'you'}!` };
   if (system.startsWith('Compute slowly.')) {
     if (last?.role === 'tool') return { text: 'Computed.' };
     const seconds = Number(/seconds\W{0,4}(\d+(?:\.\d+)?)/.exec(asked)?.[1] ?? 0);
@@ -23,7 +27,8 @@ export function playFixtures(body: RecordedRequest['body']): ScriptedReply {
   }
   if (system.startsWith('Chat.')) {
     const turn = body.messages.filter((m) => m.role === 'user').length;
-    if (last?.role === 'user' && String(last.content).includes('sleep')) return { toolCalls: [{ name: 'sleep', arguments: { seconds: 1 } }] };
+    if (last?.role === 'user' && String(last.content).includes('sleep'))
+      return { toolCalls: [{ name: 'sleep', arguments: { seconds: 1 } }] };
     return { text: `turn ${turn}` };
   }
   if (system.startsWith('Delete on confirmation.')) {

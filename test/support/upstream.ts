@@ -92,7 +92,10 @@ export function upstreamAgents(options: { mcp: unknown; prompts: Record<string, 
   const dir = tempDir('agentport-upstream-');
   mkdirSync(path.join(dir, 'models'), { recursive: true });
   mkdirSync(path.join(dir, 'prompts'), { recursive: true });
-  writeFileSync(path.join(dir, 'models', 'm.ts'), `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'upstream-model', maxRetries: 0 });\n`);
+  writeFileSync(
+    path.join(dir, 'models', 'm.ts'),
+    `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'upstream-model', maxRetries: 0 });\n`,
+  );
   for (const [name, body] of Object.entries(options.prompts)) {
     writeFileSync(
       path.join(dir, 'prompts', `${name}.ts`),

@@ -13,12 +13,17 @@ import { upstreamAgents } from '../support/upstream.js';
 
 function parse(mcpServers: unknown, env: Record<string, string> = {}) {
   const issues: LoadIssue[] = [];
-  const config = parseUpstreamConfig(JSON.stringify({ mcpServers }), { file: 'agents/mcp.json', agentsDir: '/project/agents', env, issues });
+  const config = parseUpstreamConfig(JSON.stringify({ mcpServers }), {
+    file: 'agents/mcp.json',
+    agentsDir: '/project/agents',
+    env,
+    issues,
+  });
   return { config, issues, errors: issues.filter((i) => i.severity === 'error').map((i) => `${i.field}: ${i.message}`) };
 }
 
 describe('agents/mcp.json', () => {
-  it('[UP-1] reads stdio and Streamable HTTP servers in the hosts\' mcpServers shape', () => {
+  it("[UP-1] reads stdio and Streamable HTTP servers in the hosts' mcpServers shape", () => {
     const { config, errors } = parse({
       files: { command: 'npx', args: ['-y', 'server-filesystem', '../docs'], env: { LOG_LEVEL: 'info' } },
       remote: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { 'X-Team': 'core' }, timeoutMs: 5000 },
@@ -34,12 +39,25 @@ describe('agents/mcp.json', () => {
       cwd: '/project/agents',
       timeoutMs: 60_000,
     });
-    expect(config!.servers.get('remote')).toEqual({ name: 'remote', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { 'X-Team': 'core' }, timeoutMs: 5000 });
+    expect(config!.servers.get('remote')).toEqual({
+      name: 'remote',
+      transport: 'http',
+      url: 'https://mcp.example.com/mcp',
+      headers: { 'X-Team': 'core' },
+      timeoutMs: 5000,
+    });
     expect(config!.servers.get('bare')?.transport).toBe('http');
   });
 
   it('[UP-1] expands ${env:NAME} and ${env:NAME:default} in env, headers and url (and the Claude Code ${NAME:-default} form)', () => {
-    expect(expandEnv('a ${env:X} b ${env:Y:fallback} c ${Z:-zz} ${X}', { X: '1' })).toEqual({ value: 'a 1 b fallback c zz 1', missing: [], fromEnv: [{ name: 'X', value: '1' }, { name: 'X', value: '1' }] });
+    expect(expandEnv('a ${env:X} b ${env:Y:fallback} c ${Z:-zz} ${X}', { X: '1' })).toEqual({
+      value: 'a 1 b fallback c zz 1',
+      missing: [],
+      fromEnv: [
+        { name: 'X', value: '1' },
+        { name: 'X', value: '1' },
+      ],
+    });
     const { config, errors } = parse(
       {
         gh: { type: 'http', url: '${env:GH_URL:https://api.example.com/mcp}', headers: { Authorization: 'Bearer ${env:GH_TOKEN}' } },
@@ -48,22 +66,31 @@ describe('agents/mcp.json', () => {
       { GH_TOKEN: 'ghp_secret_value', SERVER_JS: 'server.js', LOCAL_KEY: 'local-key-123' },
     );
     expect(errors).toEqual([]);
-    expect(config!.servers.get('gh')).toMatchObject({ url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ghp_secret_value' } });
+    expect(config!.servers.get('gh')).toMatchObject({
+      url: 'https://api.example.com/mcp',
+      headers: { Authorization: 'Bearer ghp_secret_value' },
+    });
     expect(config!.servers.get('local')).toMatchObject({ args: ['server.js'], env: { API_KEY: 'local-key-123', MODE: 'dev' } });
     // Credential headers, what ${env:} brings into env and headers, and credential-named variables elsewhere are secrets;
     // an argument from an ordinary variable (a path) is not.
-    expect(config!.secrets.text('Bearer ghp_secret_value / local-key-123 / dev / server.js')).toBe('[redacted secret] / [redacted secret] / dev / server.js');
+    expect(config!.secrets.text('Bearer ghp_secret_value / local-key-123 / dev / server.js')).toBe(
+      '[redacted secret] / [redacted secret] / dev / server.js',
+    );
   });
 
   it('[UP-1] a missing variable without a default is an error naming it, and the server is left out', () => {
-    const { config, errors } = parse({ gh: { type: 'http', url: 'https://x.example/mcp', headers: { Authorization: 'Bearer ${env:GITHUB_PAT_FOR_TEST}' } } });
-    expect(errors).toEqual(['mcpServers.gh.headers.Authorization: environment variable GITHUB_PAT_FOR_TEST is not set (set it, or give a default: ${env:GITHUB_PAT_FOR_TEST:default})']);
+    const { config, errors } = parse({
+      gh: { type: 'http', url: 'https://x.example/mcp', headers: { Authorization: 'Bearer ${env:GITHUB_PAT_FOR_TEST}' } },
+    });
+    expect(errors).toEqual([
+      'mcpServers.gh.headers.Authorization: environment variable GITHUB_PAT_FOR_TEST is not set (set it, or give a default: ${env:GITHUB_PAT_FOR_TEST:default})',
+    ]);
     expect(config!.servers.has('gh')).toBe(false);
   });
 
   it('[UP-1] reports malformed entries: names, types, SSE, unknown keys', () => {
     const { issues } = parse({
-      'bad__name': { command: 'x' },
+      bad__name: { command: 'x' },
       sse: { type: 'sse', url: 'http://x/sse' },
       odd: { command: 'x', args: 'not-a-list', colour: 'blue' },
       nothing: {},
@@ -95,7 +122,9 @@ describe('upstream tool names', () => {
     // Stable: the same names whatever the order the server lists its tools in.
     expect(namespaceTools('gh', [long, 'get_item', 'create_issue', 'get.item'])).toEqual(names);
     // A name the agents folder already uses goes to the local definition.
-    expect(namespaceTools('gh', ['create_issue'], (name) => name === 'gh__create_issue').get('create_issue')).toMatch(/^gh__create_issue_[0-9a-f]{8}$/);
+    expect(namespaceTools('gh', ['create_issue'], (name) => name === 'gh__create_issue').get('create_issue')).toMatch(
+      /^gh__create_issue_[0-9a-f]{8}$/,
+    );
     expect(serverOf('gh__get_item_1a2b3c4d')).toBe('gh');
     expect(serverOf('plain_name')).toBeUndefined();
   });
@@ -129,7 +158,9 @@ describe('mcp: references', () => {
     const text = issues.map((i) => `${i.severity} ${i.definition} ${i.field}: ${i.message}`);
     expect(text).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^error typo tools\[0\]: unknown upstream server "filez" \(.*mcp\.json declares files\) \(did you mean "files"\?\)$/),
+        expect.stringMatching(
+          /^error typo tools\[0\]: unknown upstream server "filez" \(.*mcp\.json declares files\) \(did you mean "files"\?\)$/,
+        ),
         'error odd tools[0].exclude: must be a list of tool names',
         expect.stringMatching(/^warning odd tools\[0\]\.colour: unknown key "colour"/),
       ]),
@@ -146,7 +177,10 @@ describe('mcp: references', () => {
   });
 
   it('[UP-2] maps Prompty kind: mcp tool entries to the same references', async () => {
-    expect(promptyToolReference({ name: 'github tools', kind: 'mcp', serverName: 'gh', allowedTools: ['create_issue'] })).toEqual({ name: 'mcp:gh', tools: ['create_issue'] });
+    expect(promptyToolReference({ name: 'github tools', kind: 'mcp', serverName: 'gh', allowedTools: ['create_issue'] })).toEqual({
+      name: 'mcp:gh',
+      tools: ['create_issue'],
+    });
     expect(promptyToolReference({ name: 'gh', kind: 'mcp' })).toEqual({ name: 'mcp:gh' });
     expect(promptyToolReference('lookup_order')).toBe('lookup_order');
     const dir = upstreamAgents({

@@ -26,13 +26,19 @@ describe('the upstream hub', () => {
   });
 
   it('[UP-3] reports a server that does not start with what it printed, and waits out the backoff before trying again', async () => {
-    await expect(hub.tools('broken')).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', message: expect.stringMatching(/^upstream server broken is unavailable: .*Cannot find module/) });
+    await expect(hub.tools('broken')).rejects.toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      message: expect.stringMatching(/^upstream server broken is unavailable: .*Cannot find module/),
+    });
     // Right after a failure: the caller that cannot wait is told when the next attempt is.
     await expect(hub.tools('broken', undefined, { wait: false })).rejects.toThrow(/the next attempt is in 0\.\d s/);
     const started = Date.now();
     await expect(hub.tools('broken')).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
-    expect(hub.status().find((s) => s.name === 'broken')).toMatchObject({ state: 'failed', error: expect.stringContaining('Cannot find module') });
+    expect(hub.status().find((s) => s.name === 'broken')).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining('Cannot find module'),
+    });
   });
 
   it('[UP-2] connects lazily, one client per server, and shares the list', async () => {
@@ -49,6 +55,8 @@ describe('the upstream hub', () => {
   it('[UP-3] an already-aborted call never reaches the server', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(hub.call(hub.lookup('fx__echo')!, { text: 'x' }, { signal: controller.signal })).rejects.toMatchObject({ code: 'CANCELLED' });
+    await expect(hub.call(hub.lookup('fx__echo')!, { text: 'x' }, { signal: controller.signal })).rejects.toMatchObject({
+      code: 'CANCELLED',
+    });
   });
 });

@@ -46,7 +46,9 @@ export function registerConfigCommand(program: Command): void {
         const loaded = await loadForCommand(options);
         printIssues(loaded.issues);
         if (loaded.errors.length) {
-          fail(`not printing a configuration: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above; agentport doctor checks them)`);
+          fail(
+            `not printing a configuration: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above; agentport doctor checks them)`,
+          );
           return;
         }
         for (const model of loaded.registry.models.values()) {

@@ -41,7 +41,13 @@ export function registerDoctorCommand(program: Command): void {
         if (def.provider !== 'openai') continue;
         const variable = def.apiKeyEnv ?? DEFAULT_API_KEY_ENV;
         if (!process.env[variable]) {
-          problems.push({ severity: 'warning', file: model.file, definition: model.name, field: 'apiKeyEnv', message: `${variable} is not set: calls to this model will fail until it is` });
+          problems.push({
+            severity: 'warning',
+            file: model.file,
+            definition: model.name,
+            field: 'apiKeyEnv',
+            message: `${variable} is not set: calls to this model will fail until it is`,
+          });
         }
       }
       const errors = problems.filter((p) => p.severity === 'error');
@@ -69,7 +75,13 @@ async function checkSchemas(registry: import('../../registry/types.js').Registry
     try {
       ajv.compile(schema);
     } catch (error) {
-      issues.push({ severity: 'error', file, definition, field, message: `generated JSON Schema is invalid: ${error instanceof Error ? error.message : String(error)}` });
+      issues.push({
+        severity: 'error',
+        file,
+        definition,
+        field,
+        message: `generated JSON Schema is invalid: ${error instanceof Error ? error.message : String(error)}`,
+      });
     }
   };
   for (const tool of buildToolCatalog(registry)) {
@@ -79,9 +91,20 @@ async function checkSchemas(registry: import('../../registry/types.js').Registry
   for (const tool of registry.tools.values()) {
     if (!tool.definition.args) continue;
     try {
-      check({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...toJsonSchema(tool.definition.args) }, tool.file, tool.name, 'args');
+      check(
+        { $schema: 'https://json-schema.org/draft/2020-12/schema', ...toJsonSchema(tool.definition.args) },
+        tool.file,
+        tool.name,
+        'args',
+      );
     } catch (error) {
-      issues.push({ severity: 'error', file: tool.file, definition: tool.name, field: 'args', message: error instanceof Error ? error.message : String(error) });
+      issues.push({
+        severity: 'error',
+        file: tool.file,
+        definition: tool.name,
+        field: 'args',
+        message: error instanceof Error ? error.message : String(error),
+      });
     }
   }
   return issues;

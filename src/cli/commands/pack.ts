@@ -25,15 +25,21 @@ export function registerPackCommand(program: Command): void {
         fail(`not packing: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
         return;
       }
-      const [{ buildToolCatalog, listedTool }, { buildManifest }, { installationRoot, stageBundle }, { readPackageJson }, mcpb] = await Promise.all([
-        import('../../server/toolCatalog.js'),
-        import('../pack/manifest.js'),
-        import('../pack/stage.js'),
-        import('../pack/dependencies.js'),
-        import('@anthropic-ai/mcpb'),
-      ]);
+      const [{ buildToolCatalog, listedTool }, { buildManifest }, { installationRoot, stageBundle }, { readPackageJson }, mcpb] =
+        await Promise.all([
+          import('../../server/toolCatalog.js'),
+          import('../pack/manifest.js'),
+          import('../pack/stage.js'),
+          import('../pack/dependencies.js'),
+          import('@anthropic-ai/mcpb'),
+        ]);
       const own = (readPackageJson(installationRoot()) ?? {}) as { version?: string; engines?: { node?: string } };
-      const theirs = (readPackageJson(agentsDir) ?? {}) as { name?: string; version?: string; description?: string; author?: string | { name?: string } };
+      const theirs = (readPackageJson(agentsDir) ?? {}) as {
+        name?: string;
+        version?: string;
+        description?: string;
+        author?: string | { name?: string };
+      };
       const tools = buildToolCatalog(loaded.registry).map(listedTool);
       const name = bundleName(options.name ?? theirs.name ?? defaultName(agentsDir));
       const manifest = buildManifest(loaded.registry, {

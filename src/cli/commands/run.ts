@@ -32,15 +32,20 @@ export function registerRunCommand(program: Command): void {
     .command('run <prompt>')
     .description('run a prompt or agent from the terminal, showing each step, tool call and sub-run as it happens')
     .option(DIR_OPTION, DIR_HELP)
-    .option('-i, --input <name=value>', 'an input of the prompt (repeatable); numbers, true/false and JSON objects/arrays are parsed by the input\'s type', collect, [])
+    .option(
+      '-i, --input <name=value>',
+      "an input of the prompt (repeatable); numbers, true/false and JSON objects/arrays are parsed by the input's type",
+      collect,
+      [],
+    )
     .option('--input-json <json>', 'the inputs as one JSON object (--input values override its keys)')
-    .option('-t, --thread <id>', 'continue an earlier run\'s thread (its id is printed after each run)')
+    .option('-t, --thread <id>', "continue an earlier run's thread (its id is printed after each run)")
     .option('--variable <name=value>', 'a value for a declared variable (repeatable)', collect, [])
     .option('--json', 'print one JSON object on stdout at the end: { thread_id, response, steps, tool_calls, usage, error? }')
     .option('--data-dir <path>', 'where threads are kept (default: .agentport/ beside the agents folder)')
     .option('--store <kind>', 'where threads are kept: file (the data folder), memory, or postgres (env AGENTPORT_STORE)')
     .option('--database-url <url>', 'PostgreSQL connection string for --store postgres (env AGENTPORT_DATABASE_URL)')
-    .option('--database-schema <name>', 'PostgreSQL schema for agentport\'s tables (env AGENTPORT_DATABASE_SCHEMA)')
+    .option('--database-schema <name>', "PostgreSQL schema for agentport's tables (env AGENTPORT_DATABASE_SCHEMA)")
     .option('--max-steps <n>', 'model calls allowed in one run', String(DEFAULT_MAX_STEPS))
     .option('--tool-timeout <s>', 'seconds a tool call may run before it is stopped', '300')
     .option('--run-timeout <s>', 'seconds the whole run may take before it stops with RUN_TIMEOUT (default: no limit)')
@@ -70,30 +75,37 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
     heldConsole.release();
   }
   printIssues(loaded.issues);
-  if (loaded.errors.length) throw new CommandError(`not running: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
+  if (loaded.errors.length)
+    throw new CommandError(`not running: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
 
   const [{ resolveRunTarget }, { parseInputs }] = await Promise.all([import('../run/target.js'), import('../run/inputs.js')]);
   const target = resolveRunTarget(loaded.registry, name);
-  const args = parseInputs(name, target.schema, { pairs: options.input, ...(options.inputJson !== undefined ? { json: options.inputJson } : {}) });
+  const args = parseInputs(name, target.schema, {
+    pairs: options.input,
+    ...(options.inputJson !== undefined ? { json: options.inputJson } : {}),
+  });
   if (options.thread !== undefined) {
     if (!options.thread) throw new CommandError('--thread needs a thread id');
     args.thread_id = options.thread;
   }
   const variables = pairsOf(options.variable, '--variable');
   const maxSteps = Number(options.maxSteps);
-  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new CommandError(`--max-steps must be a positive integer, got "${options.maxSteps}"`);
+  if (!Number.isInteger(maxSteps) || maxSteps < 1)
+    throw new CommandError(`--max-steps must be a positive integer, got "${options.maxSteps}"`);
   const toolTimeout = Number(options.toolTimeout);
   if (!(toolTimeout > 0)) throw new CommandError(`--tool-timeout must be a positive number of seconds, got "${options.toolTimeout}"`);
   const runTimeout = options.runTimeout === undefined ? undefined : Number(options.runTimeout);
-  if (runTimeout !== undefined && !(runTimeout > 0)) throw new CommandError(`--run-timeout must be a positive number of seconds, got "${options.runTimeout}"`);
+  if (runTimeout !== undefined && !(runTimeout > 0))
+    throw new CommandError(`--run-timeout must be a positive number of seconds, got "${options.runTimeout}"`);
 
-  const [{ openStore, parseStoreKind }, { createRuntime }, { createView, elapsedLabel }, { runJson, summaryLine }, errors] = await Promise.all([
-    import('../../store/open.js'),
-    import('../../runtime/runtime.js'),
-    import('../run/view.js'),
-    import('../run/output.js'),
-    import('../../errors.js'),
-  ]);
+  const [{ openStore, parseStoreKind }, { createRuntime }, { createView, elapsedLabel }, { runJson, summaryLine }, errors] =
+    await Promise.all([
+      import('../../store/open.js'),
+      import('../../runtime/runtime.js'),
+      import('../run/view.js'),
+      import('../run/output.js'),
+      import('../../errors.js'),
+    ]);
   const kind = options.store ?? process.env.AGENTPORT_STORE;
   const databaseUrl = options.databaseUrl ?? process.env.AGENTPORT_DATABASE_URL;
   const databaseSchema = options.databaseSchema ?? process.env.AGENTPORT_DATABASE_SCHEMA;
@@ -162,10 +174,12 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
   } else if (result?.text) {
     stdout.write(result.text.endsWith('\n') ? result.text : `${result.text}\n`);
   }
-  if (failure) process.stderr.write(`agentport: ${cancelled ? 'cancelled' : 'the run ended with an error'}: ${failure.code}: ${failure.message}\n`);
+  if (failure)
+    process.stderr.write(`agentport: ${cancelled ? 'cancelled' : 'the run ended with an error'}: ${failure.code}: ${failure.message}\n`);
   const summary = summaryLine(threadId, result, elapsedLabel(Date.now() - started));
   process.stderr.write(`${process.stderr.isTTY ? `\x1b[2m${summary}\x1b[22m` : summary}\n`);
-  if (process.stderr.isTTY && !options.json) process.stderr.write(`\x1b[2mcontinue with: agentport run ${name} --thread ${threadId} --input ...\x1b[22m\n`);
+  if (process.stderr.isTTY && !options.json)
+    process.stderr.write(`\x1b[2mcontinue with: agentport run ${name} --thread ${threadId} --input ...\x1b[22m\n`);
   return code;
 }
 

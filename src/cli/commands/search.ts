@@ -57,11 +57,7 @@ export function registerSearchCommand(program: Command, deps: SearchCommandDeps)
     });
 }
 
-async function runSearchCommand(
-  query: string | undefined,
-  options: SearchCommandOptions,
-  deps: SearchCommandDeps,
-): Promise<void> {
+async function runSearchCommand(query: string | undefined, options: SearchCommandOptions, deps: SearchCommandDeps): Promise<void> {
   const maxResults = parseMaxResults(options.maxResults);
   if (options.queries !== undefined && query !== undefined) {
     throw usageError('give either a query or --queries FILE, not both');
@@ -72,7 +68,9 @@ async function runSearchCommand(
   // Read the queries before loading tools: a bad file fails fast.
   const lines = options.queries === undefined ? undefined : await readQueryLines(options.queries);
   const tools =
-    options.tools === undefined ? await deps.loadRegistryTools(agentsDirOf(options), { upstream: options.upstream === true }) : await readToolsFile(options.tools);
+    options.tools === undefined
+      ? await deps.loadRegistryTools(agentsDirOf(options), { upstream: options.upstream === true })
+      : await readToolsFile(options.tools);
   // Loaded here, not at the top: other commands never pay for the search engine.
   const { ToolSearchIndex } = await import('../../search/toolIndex.js');
   const index = new ToolSearchIndex(tools);

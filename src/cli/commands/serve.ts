@@ -41,16 +41,28 @@ export function registerServeCommand(program: Command): void {
     .option('--data-dir <path>', 'where threads and caches are kept (default: .agentport/ beside the agents folder)')
     .option('--store <kind>', 'where threads are kept: file (the data folder), memory, or postgres (env AGENTPORT_STORE)')
     .option('--database-url <url>', 'PostgreSQL connection string for --store postgres (env AGENTPORT_DATABASE_URL)')
-    .option('--database-schema <name>', 'PostgreSQL schema for agentport\'s tables, default agentport (env AGENTPORT_DATABASE_SCHEMA)')
+    .option('--database-schema <name>', "PostgreSQL schema for agentport's tables, default agentport (env AGENTPORT_DATABASE_SCHEMA)")
     .option('--http', 'serve Streamable HTTP instead of stdio')
     .option('--host <host>', 'HTTP bind address', DEFAULT_HOST)
     .option('--port <port>', 'HTTP port', String(DEFAULT_PORT))
     .option('--allowed-host <name...>', 'extra hostnames accepted in Host/Origin headers')
-    .option('--auth <mode>', 'HTTP authentication: token (AGENTPORT_TOKEN, one user; the default) or oauth (per-user access tokens; env AGENTPORT_AUTH)')
+    .option(
+      '--auth <mode>',
+      'HTTP authentication: token (AGENTPORT_TOKEN, one user; the default) or oauth (per-user access tokens; env AGENTPORT_AUTH)',
+    )
     .option('--oauth-issuer <url>', 'with --auth oauth: the authorization server issuing the tokens (env AGENTPORT_OAUTH_ISSUER)')
-    .option('--oauth-jwks-url <url>', 'with --auth oauth: the issuer\'s signing keys, when not found through its metadata (env AGENTPORT_OAUTH_JWKS_URL)')
-    .option('--oauth-audience <value>', 'with --auth oauth: the audience tokens must carry, default this server\'s /mcp URL (env AGENTPORT_OAUTH_AUDIENCE)')
-    .option('--oauth-scopes <list>', 'with --auth oauth: scopes every token must have, space- or comma-separated (env AGENTPORT_OAUTH_SCOPES)')
+    .option(
+      '--oauth-jwks-url <url>',
+      "with --auth oauth: the issuer's signing keys, when not found through its metadata (env AGENTPORT_OAUTH_JWKS_URL)",
+    )
+    .option(
+      '--oauth-audience <value>',
+      "with --auth oauth: the audience tokens must carry, default this server's /mcp URL (env AGENTPORT_OAUTH_AUDIENCE)",
+    )
+    .option(
+      '--oauth-scopes <list>',
+      'with --auth oauth: scopes every token must have, space- or comma-separated (env AGENTPORT_OAUTH_SCOPES)',
+    )
     .option('--max-runs-per-user <n>', 'runs one user may have going at once, background runs included (default: no limit)')
     .option('--rate-limit <n>', 'calls one user may make per minute (default: no limit)')
     .option('--max-steps <n>', 'model calls allowed in one run', String(DEFAULT_MAX_STEPS))
@@ -60,10 +72,13 @@ export function registerServeCommand(program: Command): void {
     .option('--tool-timeout <s>', 'seconds a tool call may run before it is stopped (a tool or tool config timeoutMs wins)', '300')
     .option('--max-message-mb <n>', 'largest message accepted on stdio, in MiB (larger ones are refused with an error)', '64')
     .option('--tool-search <mode>', 'deferred tool search at the MCP surface: auto (over the threshold), on or off', 'auto')
-    .option('--expose-upstream', 'aggregator mode: also serve the tools of the upstream MCP servers of agents/mcp.json, behind tool_search / call_tool')
+    .option(
+      '--expose-upstream',
+      'aggregator mode: also serve the tools of the upstream MCP servers of agents/mcp.json, behind tool_search / call_tool',
+    )
     .option(
       '--tool-search-threshold <n>',
-      'exposed tools above which auto turns tool search on; also the number of a prompt\'s tools above which a run defers them',
+      "exposed tools above which auto turns tool search on; also the number of a prompt's tools above which a run defers them",
       String(DEFAULT_TOOL_SEARCH_THRESHOLD),
     )
     .action(async (options: ServeOptions) => {
@@ -117,7 +132,10 @@ export function registerServeCommand(program: Command): void {
         return;
       }
       const limits: { maxRunsPerUser?: number; callsPerMinute?: number } = {};
-      for (const [flag, value, key] of [['--max-runs-per-user', options.maxRunsPerUser, 'maxRunsPerUser'], ['--rate-limit', options.rateLimit, 'callsPerMinute']] as const) {
+      for (const [flag, value, key] of [
+        ['--max-runs-per-user', options.maxRunsPerUser, 'maxRunsPerUser'],
+        ['--rate-limit', options.rateLimit, 'callsPerMinute'],
+      ] as const) {
         if (value === undefined) continue;
         const n = Number(value);
         if (!Number.isInteger(n) || n < 1) {
@@ -149,10 +167,7 @@ export function registerServeCommand(program: Command): void {
         fail(`--expose-upstream: ${loaded.registry.agentsDir} declares no upstream MCP servers (agents/mcp.json)`);
         return;
       }
-      const [{ createAgentportServer }, { log }] = await Promise.all([
-        import('../../server/createServer.js'),
-        import('../../log.js'),
-      ]);
+      const [{ createAgentportServer }, { log }] = await Promise.all([import('../../server/createServer.js'), import('../../log.js')]);
       const dataDir = dataDirOf(options);
       const { openStore, parseStoreKind } = await import('../../store/open.js');
       let storeChoice;
@@ -186,7 +201,14 @@ export function registerServeCommand(program: Command): void {
           loaded.registry,
           async () => {
             const [{ createRuntime }, store] = await Promise.all([import('../../runtime/runtime.js'), opened ?? openStore(storeChoice)]);
-            const runtime = createRuntime({ registry: loaded.registry, store, maxSteps, toolSearchThreshold: threshold, toolTimeoutMs: toolTimeout * 1000, ...(runTimeout ? { runTimeoutMs: runTimeout * 1000 } : {}) });
+            const runtime = createRuntime({
+              registry: loaded.registry,
+              store,
+              maxSteps,
+              toolSearchThreshold: threshold,
+              toolTimeoutMs: toolTimeout * 1000,
+              ...(runTimeout ? { runTimeoutMs: runTimeout * 1000 } : {}),
+            });
             if (!limits.maxRunsPerUser && !limits.callsPerMinute) return runtime;
             const { withUserLimits } = await import('../../server/auth/limits.js');
             return withUserLimits(runtime, limits);
@@ -198,14 +220,19 @@ export function registerServeCommand(program: Command): void {
         return;
       }
       if (server.surface.searchOn) log.info(`tool search on: ${server.surface.deferred.length} of ${server.tools.length} tool(s) deferred`);
-      if (options.exposeUpstream) log.info(`exposing the tools of upstream server(s) ${[...loaded.registry.upstream!.servers.keys()].join(', ')} behind tool_search (connected on first use)`);
+      if (options.exposeUpstream)
+        log.info(
+          `exposing the tools of upstream server(s) ${[...loaded.registry.upstream!.servers.keys()].join(', ')} behind tool_search (connected on first use)`,
+        );
       // Threads a crashed process left running are marked interrupted, off the start-up path.
       setTimeout(() => {
         void server
           .runtime()
           .then((runtime) => runtime.recoverInterrupted())
           .then((ids) => ids.length && log.info(`${ids.length} thread(s) left running by a stopped process marked interrupted`))
-          .catch((error: unknown) => log.warn(`looking for interrupted threads failed: ${error instanceof Error ? error.message : String(error)}`));
+          .catch((error: unknown) =>
+            log.warn(`looking for interrupted threads failed: ${error instanceof Error ? error.message : String(error)}`),
+          );
       }, RECOVERY_DELAY_MS).unref();
       const graceMs = Number(options.shutdownGrace ?? '10') * 1000;
       if (!(graceMs >= 0)) {
@@ -248,7 +275,8 @@ export function registerServeCommand(program: Command): void {
       }
       const { startHttp } = await import('../../server/http.js');
       const token = oauth ? undefined : process.env.AGENTPORT_TOKEN || undefined;
-      if (oauth && process.env.AGENTPORT_TOKEN) log.warn('AGENTPORT_TOKEN is not used with --auth oauth: every request needs an access token from the issuer');
+      if (oauth && process.env.AGENTPORT_TOKEN)
+        log.warn('AGENTPORT_TOKEN is not used with --auth oauth: every request needs an access token from the issuer');
       try {
         const running = await startHttp(server, {
           host: options.host ?? DEFAULT_HOST,
@@ -257,7 +285,9 @@ export function registerServeCommand(program: Command): void {
           ...(oauth ? { oauth } : {}),
           ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
         });
-        log.info(`serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}${oauth ? ` (OAuth: tokens from ${oauth.issuer})` : ''}`);
+        log.info(
+          `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}${oauth ? ` (OAuth: tokens from ${oauth.issuer})` : ''}`,
+        );
         process.once('SIGINT', () => stop('SIGINT', running.close));
         process.once('SIGTERM', () => stop('SIGTERM', running.close));
       } catch (error) {

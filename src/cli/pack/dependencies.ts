@@ -77,7 +77,9 @@ export function copyProductionDependencies({ root, into, skip = new Set(), onMis
       const destination = path.join(into, bundleRelative(source, realRoot, name));
       const already = placed.get(destination);
       if (already !== undefined && already !== source) {
-        throw new Error(`two copies of "${name}" (${already} and ${source}) would share ${destination}: reinstall with a flat node_modules`);
+        throw new Error(
+          `two copies of "${name}" (${already} and ${source}) would share ${destination}: reinstall with a flat node_modules`,
+        );
       }
       if (already === undefined) {
         placed.set(destination, source);

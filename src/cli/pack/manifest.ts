@@ -128,7 +128,9 @@ export function userConfigFor(registry: Registry): Record<string, UserConfigOpti
     for (const name of Object.keys({ ...agent.definition.tenvs, ...agent.definition.env })) defaults.add(name);
   }
   const declarations = [
-    ...[...registry.prompts.values()].flatMap((p) => (p.definition.variables ?? []).map((v) => ({ ...v, declaredBy: `prompt "${p.name}"` }))),
+    ...[...registry.prompts.values()].flatMap((p) =>
+      (p.definition.variables ?? []).map((v) => ({ ...v, declaredBy: `prompt "${p.name}"` })),
+    ),
     ...[...registry.agents.values()].flatMap((a) => (a.definition.variables ?? []).map((v) => ({ ...v, declaredBy: `agent "${a.name}"` }))),
     ...[...registry.tools.values()].flatMap((t) => toolDeclarations(t.name, t.definition)),
   ];

@@ -62,7 +62,11 @@ export function stageBundle(options: { stageDir: string; agentsDir: string; mani
       into: agentsTarget,
       skip: new Set(PACKAGE_SPECIFIERS),
       // zod not installed there: agentport's own copy serves the definitions, as it does when serving.
-      onMissing: (name) => name !== 'zod' && process.stderr.write(`agentport: ${name} (a dependency of ${agentsDir}) is not installed; not bundled (run npm install there if its tools need it)\n`),
+      onMissing: (name) =>
+        name !== 'zod' &&
+        process.stderr.write(
+          `agentport: ${name} (a dependency of ${agentsDir}) is not installed; not bundled (run npm install there if its tools need it)\n`,
+        ),
     });
   }
 

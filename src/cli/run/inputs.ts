@@ -29,7 +29,8 @@ export function parseInputs(target: string, schema: JsonSchema, sources: InputSo
     } catch (error) {
       throw new CommandError(`--input-json is not JSON: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new CommandError('--input-json must be a JSON object of input names to values');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new CommandError('--input-json must be a JSON object of input names to values');
     for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
       if (!Object.hasOwn(properties, name)) throw unknownInput(target, name, names, '--input-json');
       args[name] = value;
@@ -37,7 +38,10 @@ export function parseInputs(target: string, schema: JsonSchema, sources: InputSo
   }
   for (const pair of sources.pairs) {
     const at = pair.indexOf('=');
-    if (at <= 0) throw new CommandError(`--input expects name=value, got "${pair}"${names.length ? ` (inputs of "${target}": ${names.join(', ')})` : ''}`);
+    if (at <= 0)
+      throw new CommandError(
+        `--input expects name=value, got "${pair}"${names.length ? ` (inputs of "${target}": ${names.join(', ')})` : ''}`,
+      );
     const name = pair.slice(0, at);
     const raw = pair.slice(at + 1);
     const property = properties[name];
@@ -65,7 +69,8 @@ function unknownInput(target: string, name: string, names: readonly string[], fl
 /** The JSON types a schema accepts (from type, enum, const, anyOf/oneOf); empty for "anything". */
 function acceptedTypes(schema: JsonSchema): Set<string> {
   const types = new Set<string>();
-  const add = (value: unknown) => types.add(value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' ? 'number' : typeof value);
+  const add = (value: unknown) =>
+    types.add(value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' ? 'number' : typeof value);
   if (typeof schema.type === 'string') types.add(schema.type);
   if (Array.isArray(schema.type)) for (const t of schema.type) if (typeof t === 'string') types.add(t);
   if (Array.isArray(schema.enum)) for (const value of schema.enum) add(value);
@@ -121,7 +126,15 @@ function coerce(name: string, raw: string, schema: JsonSchema): unknown {
 }
 
 function describe(types: Set<string>): string {
-  const words: Record<string, string> = { number: 'a number', integer: 'an integer', boolean: 'true or false', null: 'null', object: 'a JSON object', array: 'a JSON array', string: 'text' };
+  const words: Record<string, string> = {
+    number: 'a number',
+    integer: 'an integer',
+    boolean: 'true or false',
+    null: 'null',
+    object: 'a JSON object',
+    array: 'a JSON array',
+    string: 'text',
+  };
   return [...types].map((t) => words[t] ?? t).join(' or ');
 }
 

@@ -12,7 +12,7 @@ import { startImmediateSubagents } from '../subagents/immediate.js';
 import type { Run, SessionResult } from '../run/types.js';
 
 export async function runSession(run: Run): Promise<SessionResult> {
-  const maxTurns = run.dual ? run.agent?.definition.maxSessionTurns ?? run.services.maxSessionTurns : 1;
+  const maxTurns = run.dual ? (run.agent?.definition.maxSessionTurns ?? run.services.maxSessionTurns) : 1;
   const last: { a?: string; b?: string } = {};
   let key: 'a' | 'b' = run.firstSide;
   let turns = 0;
@@ -26,9 +26,17 @@ export async function runSession(run: Run): Promise<SessionResult> {
       const reasoning = end.reasoning ? { reasoning: end.reasoning } : {};
       if (end.reason === 'session_fail') {
         const message = end.message || `${side.label} ended the session as failed`;
-        return { text: '', turns, error: new AgentportError('SESSION_FAILED', message, { side: side.key, ...(end.attachments ? { attachments: end.attachments } : {}) }).info() };
+        return {
+          text: '',
+          turns,
+          error: new AgentportError('SESSION_FAILED', message, {
+            side: side.key,
+            ...(end.attachments ? { attachments: end.attachments } : {}),
+          }).info(),
+        };
       }
-      if (end.reason === 'session_stop') return { text: end.message ?? '', turns, ...reasoning, ...(end.attachments ? { attachments: end.attachments } : {}) };
+      if (end.reason === 'session_stop')
+        return { text: end.message ?? '', turns, ...reasoning, ...(end.attachments ? { attachments: end.attachments } : {}) };
       if (end.reason === 'stopped' || !run.dual) return { text: end.response, turns, ...reasoning };
       if (turns >= maxTurns) return { text: '', turns, error: turnLimit(run, maxTurns, last).info() };
       key = end.next ?? (key === 'a' ? 'b' : 'a');

@@ -61,7 +61,12 @@ export function enableOptionalSubagents(run: Run): void {
   for (const side of [run.sides.a, run.sides.b]) {
     if (!side || !side.toolset.some(hasOptional)) continue;
     const enabled = (flag: string) => /^(true|1|yes)$/i.test((run.scope.get(flag) ?? run.services.env[flag] ?? '').trim());
-    const off = new Set(side.toolset.flatMap(specsOf).filter((spec) => spec.optional && !enabled(spec.optional)).map((spec) => spec.agent.name));
+    const off = new Set(
+      side.toolset
+        .flatMap(specsOf)
+        .filter((spec) => spec.optional && !enabled(spec.optional))
+        .map((spec) => spec.agent.name),
+    );
     if (off.size === 0) continue;
     side.toolset = withoutSubagents(side.toolset, off);
     side.deferred = new DeferredTools(side.toolset, run.services.toolSearchThreshold, [...side.deferred.loaded]);
@@ -119,7 +124,12 @@ function controlBindings(config: AgentSide | undefined): Map<string, ControlBind
  */
 const sideToolsets = new WeakMap<readonly OfferedTool[], Map<string, OfferedTool[]>>();
 
-function sideToolset(services: Services, prompt: LoadedPrompt, extra: readonly string[], controls: ReadonlyMap<string, ControlBinding>): OfferedTool[] {
+function sideToolset(
+  services: Services,
+  prompt: LoadedPrompt,
+  extra: readonly string[],
+  controls: ReadonlyMap<string, ControlBinding>,
+): OfferedTool[] {
   const base = toolsetForTurn(services, prompt, extra);
   if (controls.size === 0) return base;
   let byControls = sideToolsets.get(base);
@@ -152,12 +162,21 @@ function controlTool(binding: ControlBinding): OfferedControlTool {
   if (binding.messageProperty) {
     properties[binding.messageProperty] = {
       type: 'string',
-      description: binding.role === 'stop_tool' ? 'Your response for this turn.' : binding.role === 'session_status' ? 'The status to report.' : 'The message for the caller.',
+      description:
+        binding.role === 'stop_tool'
+          ? 'Your response for this turn.'
+          : binding.role === 'session_status'
+            ? 'The status to report.'
+            : 'The message for the caller.',
     };
     required.push(binding.messageProperty);
   }
   if (binding.attachmentsProperty) {
-    properties[binding.attachmentsProperty] = { type: 'array', items: { type: 'string' }, description: 'Paths of files to hand over (/attachments/...).' };
+    properties[binding.attachmentsProperty] = {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Paths of files to hand over (/attachments/...).',
+    };
   }
   return {
     kind: 'control',

@@ -37,7 +37,13 @@ export class HookRunner {
    * between the state and the data (a message id, a tool call). A returned
    * value that `accept` refuses is reported and the data kept.
    */
-  async transform<T>(point: HookName, state: ThreadState, data: T, leading: unknown[] = [], accept: (value: unknown) => value is T = isSameKind(data)): Promise<T> {
+  async transform<T>(
+    point: HookName,
+    state: ThreadState,
+    data: T,
+    leading: unknown[] = [],
+    accept: (value: unknown) => value is T = isSameKind(data),
+  ): Promise<T> {
     let current = data;
     for (const hook of this.at(point)) {
       try {
@@ -71,7 +77,9 @@ export class HookRunner {
         const returned = await (hook.definition.execute as AnyHook)(state, toolCall, current);
         if (returned === undefined || returned === null) continue;
         if (!accept(returned)) {
-          this.report(`hook "${hook.name}" (${point}) returned ${describe(returned)}, not a tool result ({ status, result?, error? }); result kept unchanged`);
+          this.report(
+            `hook "${hook.name}" (${point}) returned ${describe(returned)}, not a tool result ({ status, result?, error? }); result kept unchanged`,
+          );
           continue;
         }
         replacement = returned;

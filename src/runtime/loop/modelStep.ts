@@ -31,7 +31,14 @@ export async function modelStep(
     callModel(
       services.models,
       prompt.model,
-      (model) => buildModelRequest({ model, prompt, messages, tools: side.deferred.offered().filter((tool) => offeredNow(run, tool, side)), requireTool: options.requireTool }),
+      (model) =>
+        buildModelRequest({
+          model,
+          prompt,
+          messages,
+          tools: side.deferred.offered().filter((tool) => offeredNow(run, tool, side)),
+          requireTool: options.requireTool,
+        }),
       {
         signal: run.signal,
         ...(services.retryBaseDelayMs !== undefined ? { retryBaseDelayMs: services.retryBaseDelayMs } : {}),

@@ -27,4 +27,3 @@ export async function deliverQueued(run: Run, side: Side): Promise<ControlSignal
   }
   return signals;
 }
-

@@ -51,7 +51,10 @@ export async function runTurn(run: Run, side: Side): Promise<TurnEnd> {
         run.progress(`${side.label}: the model answered without calling a tool; asking again (toolChoice "required")`);
         continue;
       }
-      throw new AgentportError('TOOL_REQUIRED', `the model answered without calling a tool ${REQUIRED_TOOL_RETRIES + 1} times although toolChoice is "required"`);
+      throw new AgentportError(
+        'TOOL_REQUIRED',
+        `the model answered without calling a tool ${REQUIRED_TOOL_RETRIES + 1} times although toolChoice is "required"`,
+      );
     }
 
     const toolCalls: StoredToolCall[] = response.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments }));

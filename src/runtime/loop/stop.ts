@@ -27,7 +27,7 @@ export function stopAfterTools(run: Run, signals: readonly ControlSignal[], last
     const signal = signals.find((s) => s.binding.role === role);
     if (signal) {
       const value = signal.args[signal.binding.messageProperty];
-      const message = typeof value === 'string' ? value : signal.result.result ?? response;
+      const message = typeof value === 'string' ? value : (signal.result.result ?? response);
       return { reason: role, response: message, message, ...attachmentsOf(signal) };
     }
   }

@@ -51,16 +51,24 @@ async function runToolCall(run: Run, side: Side, call: StoredToolCall): Promise<
   const result = run.redactor.deep(await afterToolHooks(side, state, hookCall, run.redactor.deep(executed.result)));
 
   const binding = side.controls.get(call.name);
-  const turnResponse = binding?.role === 'stop_tool' && binding.messageProperty && typeof args[binding.messageProperty] === 'string' ? args[binding.messageProperty] : undefined;
+  const turnResponse =
+    binding?.role === 'stop_tool' && binding.messageProperty && typeof args[binding.messageProperty] === 'string'
+      ? args[binding.messageProperty]
+      : undefined;
   await storeMessage(run, side, state, {
     role: 'tool',
-    content: result.status === 'success' ? result.result ?? '' : `Error: ${result.error ?? 'the tool failed'}`,
+    content: result.status === 'success' ? (result.result ?? '') : `Error: ${result.error ?? 'the tool failed'}`,
     toolCallId: call.id,
     toolName: call.name,
     toolStatus: result.status,
     ...(attachments.length ? { attachments } : {}),
     ...(result.stack || turnResponse !== undefined
-      ? { meta: { ...(result.stack ? { stack: run.redactor.text(result.stack) } : {}), ...(turnResponse !== undefined ? { [TURN_RESPONSE_META]: turnResponse } : {}) } }
+      ? {
+          meta: {
+            ...(result.stack ? { stack: run.redactor.text(result.stack) } : {}),
+            ...(turnResponse !== undefined ? { [TURN_RESPONSE_META]: turnResponse } : {}),
+          },
+        }
       : {}),
   });
   run.tally.toolCalls.push({
@@ -75,7 +83,7 @@ async function runToolCall(run: Run, side: Side, call: StoredToolCall): Promise<
   if (!binding || result.status !== 'success') return undefined;
   if (binding.role === 'session_status') {
     const status = args[binding.messageProperty];
-    run.progress(`${side.label}: ${typeof status === 'string' ? status : result.result ?? ''}`);
+    run.progress(`${side.label}: ${typeof status === 'string' ? status : (result.result ?? '')}`);
     return undefined;
   }
   return { binding, args, result };

@@ -74,9 +74,13 @@ function handOverQueue(run: Run, ended: boolean): void {
   // A run that failed or was cancelled keeps what it was sent in the thread, without starting a turn.
   for (const item of items) {
     if (run.execution.terminated) services.log(`thread ${run.thread.id} was terminated: a queued ${item.kind} was not delivered`);
-    else if (item.kind === 'tool') services.log(`queued tool call ${item.name} on thread ${run.thread.id} did not run: the session ended first`);
+    else if (item.kind === 'tool')
+      services.log(`queued tool call ${item.name} on thread ${run.thread.id} did not run: the session ended first`);
   }
   if (run.execution.terminated || messages.length === 0) return;
   if (ended) for (const item of messages) services.startQueuedTurn(run.thread.id, item.message);
-  else void Promise.all(messages.map((item) => services.store.appendMessage(run.thread.id, run.redactor.deep(item.message)))).catch((error: unknown) => services.log(`queued messages of thread ${run.thread.id} were lost: ${String(error)}`));
+  else
+    void Promise.all(messages.map((item) => services.store.appendMessage(run.thread.id, run.redactor.deep(item.message)))).catch(
+      (error: unknown) => services.log(`queued messages of thread ${run.thread.id} were lost: ${String(error)}`),
+    );
 }

@@ -69,11 +69,26 @@ export class RunHandles {
    * Keeps a run that a caller stopped waiting for. Returns the sink for its
    * progress from now on.
    */
-  async detach(threadId: string, done: Promise<RunResult>, cancel: () => void, options: { withId?: boolean } = {}): Promise<{ id: string | undefined; progress: (message: string) => void }> {
+  async detach(
+    threadId: string,
+    done: Promise<RunResult>,
+    cancel: () => void,
+    options: { withId?: boolean } = {},
+  ): Promise<{ id: string | undefined; progress: (message: string) => void }> {
     const at = new Date().toISOString();
     const id = options.withId ? `${threadId}.${randomBytes(6).toString('hex')}` : undefined;
     const thread = this.services.activeRuns.get(threadId)?.thread ?? (await this.services.store.getThread(threadId).catch(() => undefined));
-    const handle: Handle = { threadId, id, owner: ownerOf(thread), startedAt: at, updatedAt: at, progress: undefined, done, settled: undefined, cancel };
+    const handle: Handle = {
+      threadId,
+      id,
+      owner: ownerOf(thread),
+      startedAt: at,
+      updatedAt: at,
+      progress: undefined,
+      done,
+      settled: undefined,
+      cancel,
+    };
     this.handles.set(threadId, handle);
     if (id) {
       this.byId.set(id, handle);
@@ -88,7 +103,8 @@ export class RunHandles {
     if (release) void done.finally(() => release()).catch(() => {});
     void done.then(
       (result) => this.settle(handle, { threadId, status: result.error ? 'failed' : 'completed', result }),
-      (error: unknown) => this.settle(handle, { threadId, status: errorInfo(error).code === 'CANCELLED' ? 'cancelled' : 'failed', error: errorInfo(error) }),
+      (error: unknown) =>
+        this.settle(handle, { threadId, status: errorInfo(error).code === 'CANCELLED' ? 'cancelled' : 'failed', error: errorInfo(error) }),
     );
     return {
       id,
@@ -131,7 +147,10 @@ export class RunHandles {
     if (!handle || !this.visible(handle)) return this.fromStore(threadId);
     if (!handle.settled) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([handle.done.catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(timeoutMs, MAX_WAIT_MS)))))]);
+      await Promise.race([
+        handle.done.catch(() => {}),
+        new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(timeoutMs, MAX_WAIT_MS))))),
+      ]);
       clearTimeout(timer);
       // Let the settle callback run.
       await new Promise((resolve) => setImmediate(resolve));
@@ -214,7 +233,10 @@ export class RunHandles {
     if (thread.status === 'interrupted') return interrupted(threadId);
     const last = thread.meta?.[LAST_RUN_META] as (RunView & { endedAt: string }) | undefined;
     if (last) return { ...last, threadId };
-    throw new AgentportError('INVALID_ARGUMENTS', `thread ${threadId} has no run that outlived its call: call the tool again with this thread_id to continue it`);
+    throw new AgentportError(
+      'INVALID_ARGUMENTS',
+      `thread ${threadId} has no run that outlived its call: call the tool again with this thread_id to continue it`,
+    );
   }
 }
 
@@ -237,6 +259,9 @@ function interrupted(threadId: string): RunView {
   return {
     threadId,
     status: 'interrupted',
-    error: { code: 'INTERRUPTED', message: 'the run was interrupted: the server stopped before it ended. Continue the thread to pick up where it stopped.' },
+    error: {
+      code: 'INTERRUPTED',
+      message: 'the run was interrupted: the server stopped before it ended. Continue the thread to pick up where it stopped.',
+    },
   };
 }

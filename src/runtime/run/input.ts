@@ -9,7 +9,6 @@ import type { PromptDefinition } from '../../definitions/types.js';
 import { AgentportError } from '../../errors.js';
 import { RESERVED_ARGUMENT } from '../../registry/references.js';
 
-
 const messageSchema = z.object({ message: z.string({ error: 'message must be a string' }) });
 
 export interface PreparedInput {

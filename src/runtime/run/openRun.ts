@@ -64,7 +64,9 @@ export interface RunSpec {
 export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
   const { agent, prompt, parent, existing } = spec;
   if (existing?.meta?.[TERMINATED_META]) {
-    throw new AgentportError('THREAD_TERMINATED', `thread ${existing.id} was terminated and cannot be continued`, { threadId: existing.id });
+    throw new AgentportError('THREAD_TERMINATED', `thread ${existing.id} was terminated and cannot be continued`, {
+      threadId: existing.id,
+    });
   }
   const dual = agent?.definition.type === 'dual_ai' && agent.definition.sideB !== undefined;
   const opened = await openTurn(prompt, spec.args, spec.userMessage);
@@ -76,10 +78,36 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
   const redactor = parent ? parent.redactor.child() : new Redactor();
   const log = (line: string) => services.log(redactor.text(line));
   const sides: { a: Side; b?: Side } = {
-    a: buildSide(services, { key: 'a', prompt, config: agent?.definition.sideA, agent, preamble: opened.preamble, extraTools: opened.extraTools, loadedTools, runLabel: spec.label }, log),
+    a: buildSide(
+      services,
+      {
+        key: 'a',
+        prompt,
+        config: agent?.definition.sideA,
+        agent,
+        preamble: opened.preamble,
+        extraTools: opened.extraTools,
+        loadedTools,
+        runLabel: spec.label,
+      },
+      log,
+    ),
   };
   if (promptB && openedB) {
-    sides.b = buildSide(services, { key: 'b', prompt: promptB, config: agent!.definition.sideB, agent, preamble: openedB.preamble, extraTools: openedB.extraTools, loadedTools, runLabel: spec.label }, log);
+    sides.b = buildSide(
+      services,
+      {
+        key: 'b',
+        prompt: promptB,
+        config: agent!.definition.sideB,
+        agent,
+        preamble: openedB.preamble,
+        extraTools: openedB.extraTools,
+        loadedTools,
+        runLabel: spec.label,
+      },
+      log,
+    );
   }
 
   refuseUndeclared(spec, sides);
@@ -148,7 +176,7 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     abort: (reason) => controller.abort(reason),
     firstSide: spec.firstSide === 'b' && sides.b ? 'b' : 'a',
     ...(parent ? { parent } : {}),
-    ...(spec.elicit ?? parent?.elicit ? { elicit: spec.elicit ?? parent?.elicit } : {}),
+    ...((spec.elicit ?? parent?.elicit) ? { elicit: spec.elicit ?? parent?.elicit } : {}),
   };
   enableOptionalSubagents(run);
   if (!run.history && needsHistoryAtOpen(run)) await loadHistory(run);
@@ -177,7 +205,8 @@ function refuseUndeclared(spec: RunSpec, sides: { a: Side; b?: Side }): void {
     for (const sub of side.toolset.flatMap(specsOf)) {
       if (sub.optional) used.add(sub.optional);
       const immediate = sub.config.immediate;
-      if (typeof immediate === 'object') for (const name of [immediate.nameEnv, immediate.descriptionEnv, ...(immediate.scopedEnv ?? [])]) if (name) used.add(name);
+      if (typeof immediate === 'object')
+        for (const name of [immediate.nameEnv, immediate.descriptionEnv, ...(immediate.scopedEnv ?? [])]) if (name) used.add(name);
     }
   }
   const unknown = Object.keys(spec.variables).filter((name) => !used.has(name));
@@ -195,7 +224,12 @@ async function startThread(run: Run, spec: RunSpec, rendered: NewMessage[], isNe
   const { services, thread, sides } = run;
   const state = threadState(run, sides.a);
   if (isNew) {
-    await sides.a.hooks.notify('after_thread_created', state, { id: thread.id, prompt: thread.prompt, ...(thread.parentId ? { parentId: thread.parentId } : {}), createdAt: thread.createdAt });
+    await sides.a.hooks.notify('after_thread_created', state, {
+      id: thread.id,
+      prompt: thread.prompt,
+      ...(thread.parentId ? { parentId: thread.parentId } : {}),
+      createdAt: thread.createdAt,
+    });
   }
   if (spec.variables) await services.store.setVariables(thread.id, valuesToStore(spec.variables, run.scope));
   for (const side of [sides.a, sides.b]) if (side) side.preamble = await systemMessageHooks(side, threadState(run, side));
@@ -232,7 +266,7 @@ function interruptedSession(run: Run): { note: NewMessage; fromSeq: number } | u
   if (thread.status !== 'interrupted' && !crashed) return undefined;
   const recorded = thread.meta?.[INTERRUPTED_FROM_META];
   const lastUser = messages.findLast((m) => m.role === 'user')?.seq;
-  const fromSeq = typeof recorded === 'number' ? recorded : lastUser ?? 1;
+  const fromSeq = typeof recorded === 'number' ? recorded : (lastUser ?? 1);
   const session = messages.filter((m) => m.seq >= fromSeq);
   const answered = new Map(session.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m] as const));
   const incomplete = session
@@ -272,7 +306,13 @@ function variableScope(services: Services, spec: RunSpec, sides: { a: Side; b?: 
     return new VariableScope(declared, {
       defaults,
       toolDefaults: toolEnvDefaults(toolset),
-      layers: [agentEnv, fromServer, Object.fromEntries(inherited), Object.fromEntries(stored.map((v) => [v.name, v.value])), spec.variables],
+      layers: [
+        agentEnv,
+        fromServer,
+        Object.fromEntries(inherited),
+        Object.fromEntries(stored.map((v) => [v.name, v.value])),
+        spec.variables,
+      ],
       owned: [...own, ...inherited.map(([name]) => name).filter((name) => parent.scope.passesScoped(name))],
     });
   }

@@ -25,11 +25,7 @@ export interface OpenedTurn {
  * @param userMessage the input as a user message (used whole by TypeScript prompts, and by a
  *   `.prompty` prompt whose template renders no turn)
  */
-export async function openTurn(
-  prompt: LoadedPrompt,
-  args: Record<string, unknown>,
-  userMessage: string,
-): Promise<OpenedTurn> {
+export async function openTurn(prompt: LoadedPrompt, args: Record<string, unknown>, userMessage: string): Promise<OpenedTurn> {
   const input: NewMessage = { role: 'user', content: userMessage };
   if (!prompt.prompty) {
     return { preamble: [{ role: 'system', content: prompt.systemText }], turn: [input], extraTools: [] };
@@ -57,7 +53,8 @@ export function attachToTurn(turn: NewMessage[], attachments: ContentPart[]): Ne
   const last = turn.findLastIndex((m) => m.role === 'user');
   if (!attachments.length || last < 0) return turn;
   const message = turn[last]!;
-  const parts: ContentPart[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...(message.content ?? [])];
+  const parts: ContentPart[] =
+    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...(message.content ?? [])];
   const out = [...turn];
   out[last] = { ...message, content: [...parts, ...attachments] };
   return out;

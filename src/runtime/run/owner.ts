@@ -51,7 +51,11 @@ export function reachable(owner: string | undefined, caller: string | undefined 
 }
 
 /** The thread when it exists and the caller may see it; otherwise undefined (never an error). */
-export async function visibleThread(store: Store, threadId: string, caller: string | undefined = currentCaller()): Promise<ThreadRecord | undefined> {
+export async function visibleThread(
+  store: Store,
+  threadId: string,
+  caller: string | undefined = currentCaller(),
+): Promise<ThreadRecord | undefined> {
   const thread = await store.getThread(threadId).catch(() => undefined);
   return thread && visibleTo(thread, caller) ? thread : undefined;
 }

@@ -24,5 +24,7 @@ export function parseResponse(schema: ToolArgs, text: string): { data: Record<st
 }
 
 function invalid(message: string, text: string): { error: ErrorInfo } {
-  return { error: new AgentportError('RESPONSE_INVALID', message, { text: text.length > 2000 ? `${text.slice(0, 2000)}...` : text }).info() };
+  return {
+    error: new AgentportError('RESPONSE_INVALID', message, { text: text.length > 2000 ? `${text.slice(0, 2000)}...` : text }).info(),
+  };
 }

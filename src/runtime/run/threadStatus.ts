@@ -15,7 +15,12 @@ export async function recordStatus(store: Store, thread: ThreadRecord, status: T
  * `failed`. The meta is patched from a fresh read (other actors may have
  * written it since the run began). Never throws itself.
  */
-export async function recordThrown(services: Pick<Services, 'store' | 'patchThreadMeta'>, threadId: string, error: unknown, sessionStartSeq?: number): Promise<void> {
+export async function recordThrown(
+  services: Pick<Services, 'store' | 'patchThreadMeta'>,
+  threadId: string,
+  error: unknown,
+  sessionStartSeq?: number,
+): Promise<void> {
   const cancelled = hasCode(error, 'CANCELLED');
   const interrupted = hasCode(error, 'INTERRUPTED');
   await services.store.updateThread(threadId, { status: cancelled ? 'cancelled' : interrupted ? 'interrupted' : 'failed' }).catch(() => {});

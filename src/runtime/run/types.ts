@@ -156,7 +156,12 @@ export interface Run {
 }
 
 /** A form for the person behind the call: text fields, secret ones marked. Resolves with the values, or undefined. */
-export type Elicit = (request: { message: string; fields: Array<{ name: string; description: string; secret: boolean; required: boolean }> }) => Promise<Record<string, string> | undefined>;
+export type Elicit = (request: {
+  message: string;
+  fields: Array<{ name: string; description: string; secret: boolean; required: boolean }>;
+}) => Promise<Record<string, string> | undefined>;
 
 /** Work queued through ThreadState, for the side whose tool or hook queued it. */
-export type QueuedItem = { side: 'a' | 'b' } & ({ kind: 'message'; message: NewMessage } | { kind: 'tool'; name: string; args: Record<string, unknown> });
+export type QueuedItem = { side: 'a' | 'b' } & (
+  { kind: 'message'; message: NewMessage } | { kind: 'tool'; name: string; args: Record<string, unknown> }
+);

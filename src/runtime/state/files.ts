@@ -17,7 +17,12 @@ export class ThreadFiles {
     private readonly threadId: string,
   ) {}
 
-  write(path: string, data: string | Uint8Array, mimeType: string, options: { name?: string; description?: string; width?: number; height?: number } = {}): Promise<FileRecord> {
+  write(
+    path: string,
+    data: string | Uint8Array,
+    mimeType: string,
+    options: { name?: string; description?: string; width?: number; height?: number } = {},
+  ): Promise<FileRecord> {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     return this.store.writeFile(this.threadId, path, bytes, { mimeType, ...options });
   }
@@ -59,7 +64,10 @@ export class ThreadFiles {
   async rmdir(path: string, options: { recursive?: boolean } = {}): Promise<void> {
     const files = await this.store.listFiles(this.threadId, directory(path));
     if (files.length && !options.recursive) {
-      throw new AgentportError('INVALID_PATH', `directory ${path} is not empty (${files.length} file${files.length === 1 ? '' : 's'}); pass { recursive: true } to remove them`);
+      throw new AgentportError(
+        'INVALID_PATH',
+        `directory ${path} is not empty (${files.length} file${files.length === 1 ? '' : 's'}); pass { recursive: true } to remove them`,
+      );
     }
     for (const file of files) await this.store.deleteFile(this.threadId, file.path);
   }
@@ -113,7 +121,12 @@ export async function freePath(store: Store, threadId: string, wanted: string): 
  * receiving thread. A path the sending thread does not have, or one that
  * leaves its files (`..`), is refused.
  */
-export async function copyFilesAcross(store: Store, fromThread: string, toThread: string, paths: readonly string[]): Promise<AttachmentRef[]> {
+export async function copyFilesAcross(
+  store: Store,
+  fromThread: string,
+  toThread: string,
+  paths: readonly string[],
+): Promise<AttachmentRef[]> {
   const copied: AttachmentRef[] = [];
   for (const path of paths) {
     const file = await store.readFile(fromThread, path);

@@ -2,7 +2,10 @@
 import type { GetMessagesOptions, ThreadMessage } from '../../definitions/types.js';
 
 /** One page of a thread's messages, as getMessages({ limit, offset, order }) describes it. */
-export function pageOf(all: readonly ThreadMessage[], options: GetMessagesOptions): { messages: ThreadMessage[]; total: number; hasMore: boolean } {
+export function pageOf(
+  all: readonly ThreadMessage[],
+  options: GetMessagesOptions,
+): { messages: ThreadMessage[]; total: number; hasMore: boolean } {
   const ordered = options.order === 'desc' ? [...all].reverse() : all;
   const offset = Math.max(0, options.offset ?? 0);
   const end = options.limit === undefined ? ordered.length : offset + Math.max(0, options.limit);

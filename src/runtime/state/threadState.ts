@@ -138,7 +138,8 @@ class RunThreadState implements ThreadState {
   }
 
   async setEnv(name: string, value: string, options: { type?: 'secret' | 'text' } = {}): Promise<void> {
-    if (typeof name !== 'string' || name === '') throw new AgentportError('INVALID_ARGUMENTS', 'setEnv: the variable name must be a non-empty string');
+    if (typeof name !== 'string' || name === '')
+      throw new AgentportError('INVALID_ARGUMENTS', 'setEnv: the variable name must be a non-empty string');
     if (typeof value !== 'string') throw new AgentportError('INVALID_ARGUMENTS', `setEnv: the value of ${name} must be a string`);
     const { scope, redactor, services } = this.run;
     const declared = scope.declared.find((d) => d.name === name);
@@ -197,7 +198,12 @@ class RunThreadState implements ThreadState {
   }
 
   // -- files
-  writeFile(path: string, data: string | Uint8Array, mimeType: string, options?: { name?: string; description?: string; width?: number; height?: number }): Promise<FileRecord> {
+  writeFile(
+    path: string,
+    data: string | Uint8Array,
+    mimeType: string,
+    options?: { name?: string; description?: string; width?: number; height?: number },
+  ): Promise<FileRecord> {
     return this.files().write(path, data, mimeType, options);
   }
   readFile(path: string): Promise<Uint8Array | null> {

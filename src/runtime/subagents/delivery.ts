@@ -38,7 +38,11 @@ export async function deliverToParent(
   queueOnThread(
     services,
     child.parentId,
-    { role: 'user', content: `Message from subagent "${meta.name}" (${meta.agent}, reference ${child.id}):\n${body}${files}\n\n${reply}`, meta: { from: child.id, subagent: meta.name } },
+    {
+      role: 'user',
+      content: `Message from subagent "${meta.name}" (${meta.agent}, reference ${child.id}):\n${body}${files}\n\n${reply}`,
+      meta: { from: child.id, subagent: meta.name },
+    },
     meta.parentSide ?? 'a',
   );
 }

@@ -25,7 +25,13 @@ export function pendingRequest(meta: Record<string, unknown> | undefined, id: st
  * Records the request; with a caller that can be asked (elicitation), asks
  * for the values at once. Returns the tool result the parent's model reads.
  */
-export async function requestVariables(parent: Run, side: Side, spec: SubagentSpec, request: Omit<SpawnRequest, 'spec' | 'values'>, needed: NeededVariable[]): Promise<ToolResult> {
+export async function requestVariables(
+  parent: Run,
+  side: Side,
+  spec: SubagentSpec,
+  request: Omit<SpawnRequest, 'spec' | 'values'>,
+  needed: NeededVariable[],
+): Promise<ToolResult> {
   const pending: PendingRequest = {
     id: randomUUID(),
     subagent: spec.agent.name,
@@ -38,7 +44,10 @@ export async function requestVariables(parent: Run, side: Side, spec: SubagentSp
     ...(request.immediate ? { immediate: true } : {}),
     needed,
   };
-  parent.thread = await parent.services.patchThreadMeta(parent.thread.id, (meta) => ({ ...meta, [PENDING_META]: { ...pendingOf(meta), [pending.id]: pending } }));
+  parent.thread = await parent.services.patchThreadMeta(parent.thread.id, (meta) => ({
+    ...meta,
+    [PENDING_META]: { ...pendingOf(meta), [pending.id]: pending },
+  }));
   if (parent.elicit) {
     const values = await parent
       .elicit({
@@ -75,17 +84,30 @@ export async function requestVariables(parent: Run, side: Side, spec: SubagentSp
  * every needed variable and name nothing else. The request is claimed once:
  * a second answer to it finds nothing; a start that fails puts it back.
  */
-export async function fulfil(parent: Run, side: Side, id: string, values: Record<string, unknown>, options: { detached?: boolean } = {}): Promise<ToolResult> {
-  const known = pendingRequest(parent.thread.meta, id) ?? pendingRequest((await parent.services.store.getThread(parent.thread.id))?.meta, id);
+export async function fulfil(
+  parent: Run,
+  side: Side,
+  id: string,
+  values: Record<string, unknown>,
+  options: { detached?: boolean } = {},
+): Promise<ToolResult> {
+  const known =
+    pendingRequest(parent.thread.meta, id) ?? pendingRequest((await parent.services.store.getThread(parent.thread.id))?.meta, id);
   if (!known) throw new AgentportError('INVALID_ARGUMENTS', `no pending subagent request ${id} on thread ${parent.thread.id}`);
   const names = new Set(known.needed.map((v) => v.name));
   const unknown = Object.keys(values).filter((name) => !names.has(name));
   const missing = [...names].filter((name) => typeof values[name] !== 'string' || values[name] === '');
   if (unknown.length || missing.length) {
-    throw new AgentportError('INVALID_ARGUMENTS', [missing.length ? `values needed for: ${missing.join(', ')}` : '', unknown.length ? `not asked for: ${unknown.join(', ')}` : ''].filter(Boolean).join('; '), {
-      ...(missing.length ? { missing } : {}),
-      ...(unknown.length ? { unknown } : {}),
-    });
+    throw new AgentportError(
+      'INVALID_ARGUMENTS',
+      [missing.length ? `values needed for: ${missing.join(', ')}` : '', unknown.length ? `not asked for: ${unknown.join(', ')}` : '']
+        .filter(Boolean)
+        .join('; '),
+      {
+        ...(missing.length ? { missing } : {}),
+        ...(unknown.length ? { unknown } : {}),
+      },
+    );
   }
   const spec = specFor(side, known.subagent);
   if (!spec) throw new AgentportError('UNKNOWN_TOOL', `the subagent ${known.subagent} is not available to ${side.prompt.name} any more`);
@@ -97,7 +119,11 @@ export async function fulfil(parent: Run, side: Side, id: string, values: Record
     delete rest[id];
     return { ...meta, [PENDING_META]: rest };
   });
-  if (!pending) throw new AgentportError('INVALID_ARGUMENTS', `no pending subagent request ${id} on thread ${parent.thread.id} (it was answered already)`);
+  if (!pending)
+    throw new AgentportError(
+      'INVALID_ARGUMENTS',
+      `no pending subagent request ${id} on thread ${parent.thread.id} (it was answered already)`,
+    );
   const claimed = pending;
   // Started from outside a turn (HTTP), the instance always runs on its own.
   const blocking = claimed.blocking && !options.detached;
@@ -115,7 +141,10 @@ export async function fulfil(parent: Run, side: Side, id: string, values: Record
     });
     return result;
   } catch (error) {
-    parent.thread = await parent.services.patchThreadMeta(parent.thread.id, (meta) => ({ ...meta, [PENDING_META]: { ...pendingOf(meta), [id]: claimed } }));
+    parent.thread = await parent.services.patchThreadMeta(parent.thread.id, (meta) => ({
+      ...meta,
+      [PENDING_META]: { ...pendingOf(meta), [id]: claimed },
+    }));
     throw error;
   }
 }

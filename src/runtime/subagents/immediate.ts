@@ -32,7 +32,7 @@ export async function startImmediateSubagents(run: Run): Promise<void> {
 
 async function startOne(run: Run, side: Side, spec: SubagentSpec): Promise<void> {
   const options = typeof spec.config.immediate === 'object' ? spec.config.immediate : {};
-  const value = (name: string | undefined) => (name ? run.scope.get(name) ?? run.services.env[name] : undefined);
+  const value = (name: string | undefined) => (name ? (run.scope.get(name) ?? run.services.env[name]) : undefined);
   const values: Record<string, string> = {};
   for (const name of options.scopedEnv ?? []) {
     const v = value(name);
@@ -58,7 +58,10 @@ async function startOne(run: Run, side: Side, spec: SubagentSpec): Promise<void>
       meta: { immediate: spec.agent.name },
     });
   } else if (result.status === 'error') {
-    await storeMessage(run, side, threadState(run, side), { role: 'user', content: `The subagent ${spec.agent.name} could not start: ${result.error ?? ''}`, meta: { immediate: spec.agent.name } });
+    await storeMessage(run, side, threadState(run, side), {
+      role: 'user',
+      content: `The subagent ${spec.agent.name} could not start: ${result.error ?? ''}`,
+      meta: { immediate: spec.agent.name },
+    });
   }
 }
-

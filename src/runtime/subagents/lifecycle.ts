@@ -42,16 +42,29 @@ export async function runLifecycleTool(run: Run, side: Side, tool: OfferedLifecy
   return tool.action === 'create' ? create(run, side, tool, args, invalid) : message(run, tool, args, invalid);
 }
 
-async function create(run: Run, side: Side, tool: OfferedLifecycleTool, args: Record<string, unknown>, invalid: (why: string) => ToolResult): Promise<ToolResult> {
+async function create(
+  run: Run,
+  side: Side,
+  tool: OfferedLifecycleTool,
+  args: Record<string, unknown>,
+  invalid: (why: string) => ToolResult,
+): Promise<ToolResult> {
   const spec = tool.subagents.length === 1 ? tool.subagents[0] : tool.subagents.find((s) => s.agent.name === args.subagent);
   if (!spec) return invalid(`subagent must be one of ${tool.subagents.map((s) => s.agent.name).join(', ')}`);
   const name = typeof args.name === 'string' ? args.name.trim() : '';
   if (!name) return invalid('name must be a non-empty string');
-  if (nameTaken(run.thread.meta, name)) return invalid(`an instance named "${name}" already exists; message it with subagent_message, or choose another name`);
+  if (nameTaken(run.thread.meta, name))
+    return invalid(`an instance named "${name}" already exists; message it with subagent_message, or choose another name`);
   if (atMaxInstances(run.thread.meta, spec)) {
-    return { status: 'error', error: `${spec.agent.name} already has its maximum of ${(spec.resumable as { maxInstances: number }).maxInstances} instances; send work to one of them with subagent_message.` };
+    return {
+      status: 'error',
+      error: `${spec.agent.name} already has its maximum of ${(spec.resumable as { maxInstances: number }).maxInstances} instances; send work to one of them with subagent_message.`,
+    };
   }
-  const input = subpromptInput({ name: `${tool.name} arguments`, prompt: spec.receiving, config: spec.config }, JSON.stringify(args.arguments ?? {}));
+  const input = subpromptInput(
+    { name: `${tool.name} arguments`, prompt: spec.receiving, config: spec.config },
+    JSON.stringify(args.arguments ?? {}),
+  );
   return start(run, side, {
     spec,
     name,
@@ -63,17 +76,25 @@ async function create(run: Run, side: Side, tool: OfferedLifecycleTool, args: Re
   });
 }
 
-async function message(run: Run, tool: OfferedLifecycleTool, args: Record<string, unknown>, invalid: (why: string) => ToolResult): Promise<ToolResult> {
+async function message(
+  run: Run,
+  tool: OfferedLifecycleTool,
+  args: Record<string, unknown>,
+  invalid: (why: string) => ToolResult,
+): Promise<ToolResult> {
   if (typeof args.to !== 'string' || !args.to) return invalid('to must be the name or reference of an instance');
   if (typeof args.message !== 'string') return invalid('message must be a string');
   const attachments = Array.isArray(args.attachments) ? args.attachments.map(String) : [];
   const record = findChild(run.thread.meta, args.to);
   const spec = record && tool.subagents.find((s) => s.agent.name === record.agent);
   if (!record || !spec) {
-    const known = childRecords(run.thread.meta).filter((r) => r.resumable).map((r) => r.name);
+    const known = childRecords(run.thread.meta)
+      .filter((r) => r.resumable)
+      .map((r) => r.name);
     return invalid(`no instance "${args.to}"${known.length ? `; instances: ${known.join(', ')}` : '; start one with subagent_create'}`);
   }
-  if (statusOf(run.services, record) === 'terminated') return { status: 'error', error: `"${record.name}" was terminated and takes no more messages.` };
+  if (statusOf(run.services, record) === 'terminated')
+    return { status: 'error', error: `"${record.name}" was terminated and takes no more messages.` };
   return messageInstance(run, record, args.message, attachments, spec.blocking);
 }
 
@@ -82,9 +103,17 @@ export async function start(run: Run, side: Side, request: SpawnRequest): Promis
   try {
     return (await startInstance(run, side, request)).result;
   } catch (error) {
-    const missing = hasCode(error, 'MISSING_VARIABLES') ? ((error.data?.variables ?? []) as Array<{ name: string; description: string; type: 'secret' | 'text'; scoped: boolean }>) : [];
+    const missing = hasCode(error, 'MISSING_VARIABLES')
+      ? ((error.data?.variables ?? []) as Array<{ name: string; description: string; type: 'secret' | 'text'; scoped: boolean }>)
+      : [];
     if (missing.length === 0 || missing.some((v) => !v.scoped)) throw error;
     const { spec, values: _values, ...rest } = request;
-    return requestVariables(run, side, spec, rest, missing.map(({ name, description, type }) => ({ name, description, type })));
+    return requestVariables(
+      run,
+      side,
+      spec,
+      rest,
+      missing.map(({ name, description, type }) => ({ name, description, type })),
+    );
   }
 }

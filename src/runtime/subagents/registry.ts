@@ -32,7 +32,10 @@ export interface ChildRecord {
 }
 
 /** What a child thread stores about itself (meta `subagent`). */
-export type SubagentMeta = Pick<ChildRecord, 'name' | 'agent' | 'receives' | 'parentCommunication' | 'resumable' | 'blocking' | 'parentSide'>;
+export type SubagentMeta = Pick<
+  ChildRecord,
+  'name' | 'agent' | 'receives' | 'parentCommunication' | 'resumable' | 'blocking' | 'parentSide'
+>;
 
 export function childRecords(meta: Record<string, unknown> | undefined): ChildRecord[] {
   const value = meta?.[CHILDREN_META];
@@ -80,7 +83,10 @@ export function entryOf(services: Services, record: ChildRecord): SubagentRegist
 
 /** Adds an instance to the parent's registry; the parent run sees it at once. */
 export async function addChild(parent: Run, record: ChildRecord): Promise<void> {
-  parent.thread = await parent.services.patchThreadMeta(parent.thread.id, (meta) => ({ ...meta, [CHILDREN_META]: [...childRecords(meta), record] }));
+  parent.thread = await parent.services.patchThreadMeta(parent.thread.id, (meta) => ({
+    ...meta,
+    [CHILDREN_META]: [...childRecords(meta), record],
+  }));
 }
 
 /** Marks an instance terminated in its parent's registry. */

@@ -74,12 +74,19 @@ export async function startInstance(parent: Run, side: Side, request: SpawnReque
   if (request.message !== undefined) await handOver(parent, child, record, request.message, request.attachments ?? [], request.name);
   await addChild(parent, record);
   await side.hooks.notify('after_subagent_created', threadState(parent, side), entryOf(parent.services, record));
-  if (request.message === undefined) return { record, result: { status: 'success', result: `"${record.name}" (reference ${record.reference}) is ready for messages.` } };
+  if (request.message === undefined)
+    return { record, result: { status: 'success', result: `"${record.name}" (reference ${record.reference}) is ready for messages.` } };
   return { record, result: await runSession(parent, record, request.blocking, async () => child) };
 }
 
 /** A parent's message to an existing instance: a session of its own, after any session running now. */
-export async function messageInstance(parent: Run, record: ChildRecord, text: string, attachments: readonly string[], blocking: boolean): Promise<ToolResult> {
+export async function messageInstance(
+  parent: Run,
+  record: ChildRecord,
+  text: string,
+  attachments: readonly string[],
+  blocking: boolean,
+): Promise<ToolResult> {
   const { services } = parent;
   const agent = services.registry.agents.get(record.agent);
   if (!agent) throw new AgentportError('UNKNOWN_TOOL', `the subagent ${record.agent} of "${record.name}" no longer exists`);
@@ -87,13 +94,22 @@ export async function messageInstance(parent: Run, record: ChildRecord, text: st
   const open = async () => {
     const thread = await services.store.getThread(record.reference);
     if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `the thread of "${record.name}" (${record.reference}) no longer exists`);
-    const child = await openRun(services, { ...childSpec(parent, spec, record.name, blocking), args: (thread.meta?.arguments ?? {}) as Record<string, unknown>, existing: thread, firstSide: record.receives === 'side_b' ? 'b' : 'a' });
+    const child = await openRun(services, {
+      ...childSpec(parent, spec, record.name, blocking),
+      args: (thread.meta?.arguments ?? {}) as Record<string, unknown>,
+      existing: thread,
+      firstSide: record.receives === 'side_b' ? 'b' : 'a',
+    });
     await handOver(parent, child, record, text, attachments, record.name);
     return child;
   };
   const busy = services.activeRuns.has(record.reference);
   const result = runSession(parent, record, blocking, open);
-  if (busy && !blocking) return { status: 'success', result: `"${record.name}" is busy; it gets the message when its current session ends, and its answer will arrive as a message.` };
+  if (busy && !blocking)
+    return {
+      status: 'success',
+      result: `"${record.name}" is busy; it gets the message when its current session ends, and its answer will arrive as a message.`,
+    };
   return result;
 }
 
@@ -123,7 +139,14 @@ function childSpec(parent: Run, spec: SubagentSpec, name: string, blocking: bool
  * into the child's /attachments/ and their paths rewritten. Nothing is
  * registered when this fails: the child's thread records the failure.
  */
-async function handOver(parent: Run, child: Run, record: ChildRecord, text: string, attachments: readonly string[], name: string): Promise<void> {
+async function handOver(
+  parent: Run,
+  child: Run,
+  record: ChildRecord,
+  text: string,
+  attachments: readonly string[],
+  name: string,
+): Promise<void> {
   try {
     const { message, moved } = await parentMessage(parent, child, record, text, attachments);
     if (moved.size) {
@@ -142,13 +165,24 @@ async function handOver(parent: Run, child: Run, record: ChildRecord, text: stri
  * The message as the child stores it: to side A as the user, or to side B as
  * side A speaking (`receives_messages: 'side_b'`).
  */
-async function parentMessage(parent: Run, child: Run, record: ChildRecord, text: string, attachments: readonly string[]): Promise<{ message: NewMessage; moved: Map<string, string> }> {
-  const copied: AttachmentRef[] = attachments.length ? await copyFilesAcross(parent.services.store, parent.thread.id, child.thread.id, attachments) : [];
+async function parentMessage(
+  parent: Run,
+  child: Run,
+  record: ChildRecord,
+  text: string,
+  attachments: readonly string[],
+): Promise<{ message: NewMessage; moved: Map<string, string> }> {
+  const copied: AttachmentRef[] = attachments.length
+    ? await copyFilesAcross(parent.services.store, parent.thread.id, child.thread.id, attachments)
+    : [];
   const moved = new Map(copied.map((ref, i) => [attachments[i]!, ref.path] as const));
   let content = rewritePaths(text, moved);
   const unnamed = [...moved].filter(([from]) => !mentions(text, from)).map(([, to]) => to);
   if (unnamed.length) content += `\n\nFiles: ${unnamed.join(', ')}`;
-  return { message: { role: record.receives === 'side_b' ? 'assistant' : 'user', side: 'a', content, meta: { from: parent.thread.id } }, moved };
+  return {
+    message: { role: record.receives === 'side_b' ? 'assistant' : 'user', side: 'a', content, meta: { from: parent.thread.id } },
+    moved,
+  };
 }
 
 /** A path as a whole word: not followed by more path characters. */
@@ -169,7 +203,8 @@ function rewritePaths<T>(value: T, moved: ReadonlyMap<string, string>): T {
     return out as T;
   }
   if (Array.isArray(value)) return value.map((item) => rewritePaths(item, moved)) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewritePaths(v, moved)])) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewritePaths(v, moved)])) as T;
   return value;
 }
 
@@ -196,15 +231,22 @@ function runSession(parent: Run, record: ChildRecord, blocking: boolean, open: (
   void session.then(
     async ({ child, result }) => {
       if (record.parentCommunication === 'implicit') {
-        await deliverToParent(services, child.thread, sessionReport(result), { replyExpected: false, ...(result.attachments ? { attachments: result.attachments } : {}) });
+        await deliverToParent(services, child.thread, sessionReport(result), {
+          replyExpected: false,
+          ...(result.attachments ? { attachments: result.attachments } : {}),
+        });
       }
     },
     async (error: unknown) => {
-      services.log(`subagent "${record.name}" (${record.reference}) stopped: ${opened ? opened.redactor.text(errorMessage(error)) : errorMessage(error)}`);
+      services.log(
+        `subagent "${record.name}" (${record.reference}) stopped: ${opened ? opened.redactor.text(errorMessage(error)) : errorMessage(error)}`,
+      );
       // The parent was told a result would come: it hears that none will.
       const thread = opened?.thread ?? (await services.store.getThread(record.reference));
       if (thread && record.parentCommunication === 'implicit' && !isStop(error)) {
-        await deliverToParent(services, thread, `It stopped without a result: ${errorMessage(error)}`, { replyExpected: false }).catch(() => {});
+        await deliverToParent(services, thread, `It stopped without a result: ${errorMessage(error)}`, { replyExpected: false }).catch(
+          () => {},
+        );
       }
     },
   );

@@ -14,7 +14,6 @@ import type { FunctionSpec } from '../../models/request.js';
 import { parseArguments } from './arguments.js';
 import type { OfferedTool } from './toolset.js';
 
-
 const indexes = new WeakMap<readonly OfferedTool[], Promise<ToolSearchIndex>>();
 
 export class DeferredTools {
@@ -31,7 +30,9 @@ export class DeferredTools {
   ) {
     const overThreshold = toolset.length > threshold;
     this.deferred = new Set(
-      toolset.filter((tool) => !tool.alwaysLoad && (overThreshold || tool.defer) && tool.name !== TOOL_SEARCH_NAME).map((tool) => tool.name),
+      toolset
+        .filter((tool) => !tool.alwaysLoad && (overThreshold || tool.defer) && tool.name !== TOOL_SEARCH_NAME)
+        .map((tool) => tool.name),
     );
     this.loaded = new Set(previouslyLoaded.filter((name) => this.deferred.has(name)));
   }

@@ -27,12 +27,17 @@ export async function runTool(run: Run, side: Side, name: string, argumentText: 
   const none: AttachmentRef[] = [];
   if (!tool && side.deferred.active && name === TOOL_SEARCH_NAME) {
     const searched = await side.deferred.search(argumentText);
-    if (searched.found.length) run.thread = await run.services.patchThreadMeta(run.thread.id, (meta) => withLoadedTools(meta, side.deferred));
+    if (searched.found.length)
+      run.thread = await run.services.patchThreadMeta(run.thread.id, (meta) => withLoadedTools(meta, side.deferred));
     return { result: searched.result, args: argumentsOrEmpty(argumentText), attachments: none };
   }
   if (!tool) {
     const available = side.toolset.map((t) => t.name).join(', ') || 'none';
-    return { result: { status: 'error', error: `There is no tool named "${name}". Available tools: ${available}.` }, args: argumentsOrEmpty(argumentText), attachments: none };
+    return {
+      result: { status: 'error', error: `There is no tool named "${name}". Available tools: ${available}.` },
+      args: argumentsOrEmpty(argumentText),
+      attachments: none,
+    };
   }
   switch (tool.kind) {
     case 'function': {
@@ -64,14 +69,21 @@ export async function runTool(run: Run, side: Side, name: string, argumentText: 
     case 'lifecycle': {
       let result: ToolResult;
       try {
-        result = tool.kind === 'subagent' ? await runSubagentTool(run, side, tool, argumentText) : await runLifecycleTool(run, side, tool, argumentText);
+        result =
+          tool.kind === 'subagent'
+            ? await runSubagentTool(run, side, tool, argumentText)
+            : await runLifecycleTool(run, side, tool, argumentText);
       } catch (error) {
         if (isStop(error)) throw error;
         result = { status: 'error', error: errorMessage(error) };
       }
       // Files a subagent handed over are already in this thread: they link to the result message.
       const { attachments, ...rest } = result;
-      return { result: rest, args: argumentsOrEmpty(argumentText), attachments: (attachments ?? []).filter((a): a is AttachmentRef => 'path' in a && 'id' in a) };
+      return {
+        result: rest,
+        args: argumentsOrEmpty(argumentText),
+        attachments: (attachments ?? []).filter((a): a is AttachmentRef => 'path' in a && 'id' in a),
+      };
     }
   }
 }

@@ -73,9 +73,18 @@ async function execute(
     const validated = definition.args.safeParse(parsed);
     if (validated.success) {
       args = validated.data as Record<string, unknown>;
-      result = await run(() => (definition.execute as (s: unknown, a: unknown) => unknown)(state, args), runSignal, controller, timeoutMs, tool.name);
+      result = await run(
+        () => (definition.execute as (s: unknown, a: unknown) => unknown)(state, args),
+        runSignal,
+        controller,
+        timeoutMs,
+        tool.name,
+      );
     } else {
-      result = { status: 'error', error: `Invalid arguments for ${tool.name}: ${describeZodIssues(validated.error.issues)}. Fix them and call the tool again.` };
+      result = {
+        status: 'error',
+        error: `Invalid arguments for ${tool.name}: ${describeZodIssues(validated.error.issues)}. Fix them and call the tool again.`,
+      };
     }
   } else {
     args = parsed;
@@ -97,7 +106,13 @@ async function execute(
  * abort signal; so does the timeout, which also fires the tool's signal and
  * leaves the model an error result to read.
  */
-async function run(execute: () => unknown, runSignal: AbortSignal, controller: AbortController, timeoutMs: number, name: string): Promise<ToolResult> {
+async function run(
+  execute: () => unknown,
+  runSignal: AbortSignal,
+  controller: AbortController,
+  timeoutMs: number,
+  name: string,
+): Promise<ToolResult> {
   let onAbort: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
   const cancelled = new Promise<never>((_, reject) => {
@@ -108,7 +123,10 @@ async function run(execute: () => unknown, runSignal: AbortSignal, controller: A
   const timedOut = new Promise<ToolResult>((resolve) => {
     timer = setTimeout(() => {
       controller.abort(new AgentportError('CANCELLED', `${name} timed out`));
-      resolve({ status: 'error', error: `${name} did not finish within ${formatSeconds(timeoutMs)}: it was stopped. Try again with a smaller task, or go on without it.` });
+      resolve({
+        status: 'error',
+        error: `${name} did not finish within ${formatSeconds(timeoutMs)}: it was stopped. Try again with a smaller task, or go on without it.`,
+      });
     }, timerDelay(timeoutMs));
     timer.unref?.();
   });
@@ -139,7 +157,10 @@ export function normalizeResult(value: unknown): ToolResult {
   }
   const record = value as Record<string, unknown>;
   if (record.status !== 'success' && record.status !== 'error') {
-    return { status: 'error', error: `the tool returned a result whose status is ${describe(record.status)} (expected "success" or "error")` };
+    return {
+      status: 'error',
+      error: `the tool returned a result whose status is ${describe(record.status)} (expected "success" or "error")`,
+    };
   }
   for (const key of ['result', 'error', 'stack'] as const) {
     if (record[key] !== undefined && typeof record[key] !== 'string') {
@@ -164,7 +185,11 @@ function describe(value: unknown): string {
  * refs must exist. Each malformed item is reported (and skipped) on its own,
  * so one bad entry never costs the run or the other files.
  */
-export async function storeAttachments(store: Store, threadId: string, items: readonly unknown[]): Promise<{ refs: AttachmentRef[]; errors: string[] }> {
+export async function storeAttachments(
+  store: Store,
+  threadId: string,
+  items: readonly unknown[],
+): Promise<{ refs: AttachmentRef[]; errors: string[] }> {
   const refs: AttachmentRef[] = [];
   const errors: string[] = [];
   for (const [index, item] of items.entries()) {

@@ -17,7 +17,10 @@ export async function runSubprompt(parent: Run, tool: OfferedSubprompt, argument
   const { services } = parent;
   if (parent.ancestry.length >= services.maxDepth) {
     const chain = [...parent.ancestry, tool.prompt.name].join(' -> ');
-    return { status: 'error', error: `sub-prompt nesting deeper than ${services.maxDepth} levels (${chain}): stopped as runaway recursion` };
+    return {
+      status: 'error',
+      error: `sub-prompt nesting deeper than ${services.maxDepth} levels (${chain}): stopped as runaway recursion`,
+    };
   }
   let child: Run;
   try {
@@ -43,7 +46,12 @@ export async function runSubprompt(parent: Run, tool: OfferedSubprompt, argument
     parent.tally.usage = addUsage(parent.tally.usage, child.tally.usage);
   });
   const text = formatSubpromptResult(
-    { prompt: tool.prompt.name, text: outcome.error ? null : outcome.text, toolCalls: child.tally.toolCalls, errors: outcome.error ? [outcome.error.message] : [] },
+    {
+      prompt: tool.prompt.name,
+      text: outcome.error ? null : outcome.text,
+      toolCalls: child.tally.toolCalls,
+      errors: outcome.error ? [outcome.error.message] : [],
+    },
     tool.config,
   );
   // A sub-prompt that produced nothing but errors failed; otherwise its string is the result.

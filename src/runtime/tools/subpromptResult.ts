@@ -76,9 +76,7 @@ export function formatSubpromptResult(outcome: SubpromptOutcome, flags: Subpromp
 
   if (parts.length > 0) return parts.join('\n\n');
   const name = JSON.stringify(outcome.prompt);
-  return flags.includeTextResponse === false
-    ? `(prompt ${name} ran; its output is not included)`
-    : `(prompt ${name} returned no text)`;
+  return flags.includeTextResponse === false ? `(prompt ${name} ran; its output is not included)` : `(prompt ${name} returned no text)`;
 }
 
 function formatToolCall(call: SubpromptToolCallRecord, index: number): string {
@@ -130,7 +128,10 @@ function compactArguments(raw: string): string {
 
 /** Unifies line endings and drops leading blank lines and trailing whitespace. */
 function tidy(text: string): string {
-  return text.replace(/\r\n?/g, '\n').replace(/^(?:[ \t]*\n)+/, '').trimEnd();
+  return text
+    .replace(/\r\n?/g, '\n')
+    .replace(/^(?:[ \t]*\n)+/, '')
+    .trimEnd();
 }
 
 /** Indents every line; whitespace-only lines become empty so no line ends in spaces. */

@@ -80,7 +80,8 @@ export interface OfferedUpstreamTool extends OfferedBase {
   timeoutMs: number | undefined;
 }
 
-export type OfferedTool = OfferedFunctionTool | OfferedSubprompt | OfferedControlTool | OfferedSubagent | OfferedLifecycleTool | OfferedUpstreamTool;
+export type OfferedTool =
+  OfferedFunctionTool | OfferedSubprompt | OfferedControlTool | OfferedSubagent | OfferedLifecycleTool | OfferedUpstreamTool;
 
 export const SUBAGENT_CREATE = 'subagent_create';
 export const SUBAGENT_MESSAGE = 'subagent_message';
@@ -143,7 +144,11 @@ function normalize(reference: ToolReference): SubpromptConfig & { env?: Record<s
 }
 
 /** The prompt's tools, plus any a prompty body hoisted for this call (which must exist). */
-export function toolsetForTurn(services: Pick<Services, 'registry' | 'toolsetFor'>, prompt: LoadedPrompt, extra: readonly string[]): OfferedTool[] {
+export function toolsetForTurn(
+  services: Pick<Services, 'registry' | 'toolsetFor'>,
+  prompt: LoadedPrompt,
+  extra: readonly string[],
+): OfferedTool[] {
   if (extra.length === 0) return services.toolsetFor(prompt);
   const { registry } = services;
   const unknown = extra.filter((name) => !registry.tools.has(name) && !registry.prompts.has(name) && !registry.agents.has(name));
@@ -153,9 +158,13 @@ export function toolsetForTurn(services: Pick<Services, 'registry' | 'toolsetFor
   return buildToolset(registry, prompt.definition, extra);
 }
 
-
 function specOf(registry: Registry, agent: Entry<AgentDefinition>, config: SubagentToolConfig): SubagentSpec {
-  const resumable = config.resumable ? { receives: config.resumable.receives_messages, ...(config.resumable.maxInstances !== undefined ? { maxInstances: config.resumable.maxInstances } : {}) } : false;
+  const resumable = config.resumable
+    ? {
+        receives: config.resumable.receives_messages,
+        ...(config.resumable.maxInstances !== undefined ? { maxInstances: config.resumable.maxInstances } : {}),
+      }
+    : false;
   const receivingPrompt = resumable && resumable.receives === 'side_b' ? agent.definition.sideB?.prompt : agent.definition.sideA.prompt;
   return {
     agent,
@@ -197,7 +206,10 @@ function lifecycleTools(specs: SubagentSpec[]): OfferedLifecycleTool[] {
     name: { type: 'string', minLength: 1, description: 'A name for this instance; use it to send it messages later.' },
     arguments: one
       ? { ...argumentsSchema(one), description: 'What the new instance starts with.' }
-      : { type: 'object', description: `What the new instance starts with, shaped as the chosen subagent takes it:\n${specs.map((spec) => `${spec.agent.name}: ${JSON.stringify(argumentsSchema(spec))}`).join('\n')}` },
+      : {
+          type: 'object',
+          description: `What the new instance starts with, shaped as the chosen subagent takes it:\n${specs.map((spec) => `${spec.agent.name}: ${JSON.stringify(argumentsSchema(spec))}`).join('\n')}`,
+        },
   };
   const base = { env: {}, options: {}, defer: false, alwaysLoad: true, subagents: specs };
   return [
@@ -207,14 +219,20 @@ function lifecycleTools(specs: SubagentSpec[]): OfferedLifecycleTool[] {
       action: 'create',
       name: SUBAGENT_CREATE,
       description: `Start a new instance of a subagent that keeps running in its own thread and can be messaged later.\n${listing}`,
-      parameters: { type: 'object', properties: createProperties, required: [...(one ? [] : ['subagent']), 'name', 'arguments'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: createProperties,
+        required: [...(one ? [] : ['subagent']), 'name', 'arguments'],
+        additionalProperties: false,
+      },
     },
     {
       ...base,
       kind: 'lifecycle',
       action: 'message',
       name: SUBAGENT_MESSAGE,
-      description: 'Send a message to a subagent instance started with subagent_create (by its name or reference). A busy instance gets it when it is free.',
+      description:
+        'Send a message to a subagent instance started with subagent_create (by its name or reference). A busy instance gets it when it is free.',
       parameters: {
         type: 'object',
         properties: {

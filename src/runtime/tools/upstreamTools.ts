@@ -61,17 +61,39 @@ export async function joinUpstreamTools(run: Run, side: Side): Promise<void> {
   if (!byKey) merged.set(base, (byKey = new Map()));
   let toolset = byKey.get(key);
   if (!toolset) {
-    toolset = [...base, ...upstreamOffered(run, side, references, servers.flatMap((server) => hub.cachedTools(server) ?? []), base)];
+    toolset = [
+      ...base,
+      ...upstreamOffered(
+        run,
+        side,
+        references,
+        servers.flatMap((server) => hub.cachedTools(server) ?? []),
+        base,
+      ),
+    ];
     baseOf.set(toolset, base);
     byKey.set(key, toolset);
   }
-  const note = failures.length ? ` Not reachable now (their tools are missing): upstream server${failures.length > 1 ? 's' : ''} ${failures.map((f) => f.server).join(', ')}.` : '';
+  const note = failures.length
+    ? ` Not reachable now (their tools are missing): upstream server${failures.length > 1 ? 's' : ''} ${failures.map((f) => f.server).join(', ')}.`
+    : '';
   side.toolset = toolset;
-  side.deferred = new DeferredTools(toolset, run.services.toolSearchThreshold, [...loadedToolsOf(run.thread.meta), ...side.deferred.loaded], note);
+  side.deferred = new DeferredTools(
+    toolset,
+    run.services.toolSearchThreshold,
+    [...loadedToolsOf(run.thread.meta), ...side.deferred.loaded],
+    note,
+  );
   sideKeys.set(side, key);
 }
 
-function upstreamOffered(run: Run, side: Side, references: readonly UpstreamReference[], tools: readonly UpstreamTool[], base: readonly OfferedTool[]): OfferedUpstreamTool[] {
+function upstreamOffered(
+  run: Run,
+  side: Side,
+  references: readonly UpstreamReference[],
+  tools: readonly UpstreamTool[],
+  base: readonly OfferedTool[],
+): OfferedUpstreamTool[] {
   const taken = new Set(base.map((tool) => tool.name));
   const offered: OfferedUpstreamTool[] = [];
   for (const tool of tools) {
@@ -114,7 +136,14 @@ export async function runUpstreamTool(run: Run, side: Side, tool: OfferedUpstrea
   try {
     args = parseArguments(argumentText);
   } catch (error) {
-    return { result: { status: 'error', error: `Invalid arguments for ${tool.name}: ${errorMessage(error)}. Call it again with valid JSON arguments.` }, args: argumentsOrEmpty(argumentText), attachments: none };
+    return {
+      result: {
+        status: 'error',
+        error: `Invalid arguments for ${tool.name}: ${errorMessage(error)}. Call it again with valid JSON arguments.`,
+      },
+      args: argumentsOrEmpty(argumentText),
+      attachments: none,
+    };
   }
   const hub = run.services.upstream;
   if (!hub) return { result: { status: 'error', error: `${tool.name}: no upstream servers are configured` }, args, attachments: none };
@@ -130,7 +159,8 @@ export async function runUpstreamTool(run: Run, side: Side, tool: OfferedUpstrea
     if (content.attachments.length) {
       const stored = await storeAttachments(run.services.store, run.thread.id, content.attachments);
       attachments = stored.refs;
-      if (stored.errors.length) result = { ...result, status: 'error', error: [result.error ?? result.result, ...stored.errors].filter(Boolean).join('; ') };
+      if (stored.errors.length)
+        result = { ...result, status: 'error', error: [result.error ?? result.result, ...stored.errors].filter(Boolean).join('; ') };
     }
     return { result, args, attachments };
   } catch (error) {

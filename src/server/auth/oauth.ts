@@ -42,9 +42,16 @@ export function createOAuthGate(settings: OAuthSettings, serverUrl: string): OAu
     metadata,
     serveMetadata(path, req, res) {
       if (!metadata.paths.has(path)) return false;
-      const cors = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, OPTIONS', 'access-control-allow-headers': '*' };
+      const cors = {
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': 'GET, OPTIONS',
+        'access-control-allow-headers': '*',
+      };
       if (req.method === 'OPTIONS') res.writeHead(204, cors).end();
-      else if (req.method === 'GET' || req.method === 'HEAD') res.writeHead(200, { ...cors, 'content-type': 'application/json', 'cache-control': 'max-age=3600' }).end(req.method === 'GET' ? body : undefined);
+      else if (req.method === 'GET' || req.method === 'HEAD')
+        res
+          .writeHead(200, { ...cors, 'content-type': 'application/json', 'cache-control': 'max-age=3600' })
+          .end(req.method === 'GET' ? body : undefined);
       else res.writeHead(405, { ...cors, allow: 'GET, OPTIONS' }).end();
       return true;
     },

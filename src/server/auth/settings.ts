@@ -25,7 +25,8 @@ export interface OAuthFlags {
 export function oauthSettings(flags: OAuthFlags, env: Readonly<Record<string, string | undefined>>): OAuthSettings | string {
   const pick = (flag: string | undefined, name: string) => (flag ?? env[name])?.trim() || undefined;
   const issuer = pick(flags.oauthIssuer, 'AGENTPORT_OAUTH_ISSUER');
-  if (!issuer) return '--auth oauth needs --oauth-issuer (or AGENTPORT_OAUTH_ISSUER): the URL of the authorization server that issues the access tokens';
+  if (!issuer)
+    return '--auth oauth needs --oauth-issuer (or AGENTPORT_OAUTH_ISSUER): the URL of the authorization server that issues the access tokens';
   if (!isHttpUrl(issuer)) return `--oauth-issuer must be an http(s) URL, got "${issuer}"`;
   const jwksUrl = pick(flags.oauthJwksUrl, 'AGENTPORT_OAUTH_JWKS_URL');
   if (jwksUrl && !isHttpUrl(jwksUrl)) return `--oauth-jwks-url must be an http(s) URL, got "${jwksUrl}"`;

@@ -48,7 +48,8 @@ export class JwtVerifier implements OAuthTokenVerifier {
     }
     const subject = payload.sub;
     if (typeof subject !== 'string' || !subject) throw new OAuthError(OAuthErrorCode.InvalidToken, 'The access token has no subject (sub)');
-    const clientId = [payload.client_id, payload.azp].find((value): value is string => typeof value === 'string' && value.length > 0) ?? subject;
+    const clientId =
+      [payload.client_id, payload.azp].find((value): value is string => typeof value === 'string' && value.length > 0) ?? subject;
     return {
       token,
       clientId,
@@ -66,7 +67,7 @@ export class JwtVerifier implements OAuthTokenVerifier {
       (error: unknown) => {
         this.keys = undefined;
         log.error(`OAuth: cannot find the signing keys of ${this.settings.issuer}: ${errorMessage(error)}`);
-        throw new OAuthError(OAuthErrorCode.ServerError, 'The authorization server\'s keys cannot be fetched');
+        throw new OAuthError(OAuthErrorCode.ServerError, "The authorization server's keys cannot be fetched");
       },
     );
     return this.keys;
@@ -81,9 +82,14 @@ export class JwtVerifier implements OAuthTokenVerifier {
 
   /** What a failed verification tells the client: 401 for the token's own faults, 500 when the keys cannot be had. */
   private rejection(error: unknown): OAuthError {
-    if (!(error instanceof errors.JOSEError) || error instanceof errors.JWKSTimeout || error.code === 'ERR_JOSE_GENERIC' || error instanceof errors.JWKSInvalid) {
+    if (
+      !(error instanceof errors.JOSEError) ||
+      error instanceof errors.JWKSTimeout ||
+      error.code === 'ERR_JOSE_GENERIC' ||
+      error instanceof errors.JWKSInvalid
+    ) {
       log.error(`OAuth: cannot check a token against ${this.settings.issuer}'s keys: ${errorMessage(error)}`);
-      return new OAuthError(OAuthErrorCode.ServerError, 'The authorization server\'s keys cannot be fetched');
+      return new OAuthError(OAuthErrorCode.ServerError, "The authorization server's keys cannot be fetched");
     }
     const invalid = (message: string) => new OAuthError(OAuthErrorCode.InvalidToken, message);
     if (error instanceof errors.JWTExpired) return invalid('The access token has expired');
@@ -132,7 +138,10 @@ export async function discoverIssuer(issuer: string): Promise<IssuerMetadata> {
   for (const candidate of candidates) {
     let document: unknown;
     try {
-      const response = await fetch(candidate, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS) });
+      const response = await fetch(candidate, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS),
+      });
       if (!response.ok) {
         problems.push(`${candidate}: HTTP ${response.status}`);
         continue;

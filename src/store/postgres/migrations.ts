@@ -64,7 +64,9 @@ export async function migrate(client: PoolClient, schema: string): Promise<void>
   try {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agentport-migrate:${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
     const { rows } = await client.query<{ version: number }>(`SELECT coalesce(max(version), 0) AS version FROM ${schema}.migrations`);
     const current = Number(rows[0]?.version ?? 0);
     const latest = MIGRATIONS.at(-1)!.version;
@@ -76,7 +78,10 @@ export async function migrate(client: PoolClient, schema: string): Promise<void>
     }
     for (const migration of MIGRATIONS.filter((m) => m.version > current)) {
       await client.query(migration.sql(schema));
-      await client.query(`INSERT INTO ${schema}.migrations (version, description) VALUES ($1, $2)`, [migration.version, migration.description]);
+      await client.query(`INSERT INTO ${schema}.migrations (version, description) VALUES ($1, $2)`, [
+        migration.version,
+        migration.description,
+      ]);
     }
     await client.query('COMMIT');
   } catch (error) {

@@ -75,7 +75,10 @@ export class PostgresStore implements Store {
   constructor(private readonly options: PostgresStoreOptions) {
     const schema = options.schema ?? 'agentport';
     if (!SCHEMA_NAME.test(schema)) {
-      throw new AgentportError('INVALID_ARGUMENTS', `database schema ${JSON.stringify(schema)} must be lowercase letters, digits and "_", starting with a letter`);
+      throw new AgentportError(
+        'INVALID_ARGUMENTS',
+        `database schema ${JSON.stringify(schema)} must be lowercase letters, digits and "_", starting with a letter`,
+      );
     }
     if (options.secretKey !== undefined && options.secretKey.length !== SECRET_KEY_BYTES) {
       throw new AgentportError('SECRET_KEY_INVALID', `PostgresStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
@@ -92,7 +95,12 @@ export class PostgresStore implements Store {
   open(): Promise<void> {
     return (this.ready ??= (async () => {
       const client = await this.pool.connect().catch((error: unknown) => {
-        throw new AgentportError('INTERNAL', `cannot connect to PostgreSQL: ${error instanceof Error ? error.message : String(error)}`, undefined, { cause: error });
+        throw new AgentportError(
+          'INTERNAL',
+          `cannot connect to PostgreSQL: ${error instanceof Error ? error.message : String(error)}`,
+          undefined,
+          { cause: error },
+        );
       });
       try {
         await migrate(client, this.schema);
@@ -108,7 +116,9 @@ export class PostgresStore implements Store {
   }
 
   /** Runs `work` in a transaction on one connection. */
-  private async transaction<T>(work: (run: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>) => Promise<T>): Promise<T> {
+  private async transaction<T>(
+    work: (run: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>) => Promise<T>,
+  ): Promise<T> {
     await this.open();
     const client = await this.pool.connect();
     try {
@@ -125,7 +135,9 @@ export class PostgresStore implements Store {
   }
 
   private key(): Promise<Buffer> {
-    return (this.keyPromise ??= this.options.secretKey ? Promise.resolve(this.options.secretKey) : loadSecretKey(this.options.keyDir ?? '.agentport'));
+    return (this.keyPromise ??= this.options.secretKey
+      ? Promise.resolve(this.options.secretKey)
+      : loadSecretKey(this.options.keyDir ?? '.agentport'));
   }
 
   private static aad(threadId: string, name: string): string {
@@ -141,12 +153,10 @@ export class PostgresStore implements Store {
   /** {@inheritDoc Store.createThread} */
   async createThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): Promise<ThreadRecord> {
     const record = buildThread(init);
-    const { rowCount } = await this.query('INSERT INTO $schema.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING', [
-      record.id,
-      JSON.stringify(record),
-      record.status,
-      record.createdAt,
-    ]);
+    const { rowCount } = await this.query(
+      'INSERT INTO $schema.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING',
+      [record.id, JSON.stringify(record), record.status, record.createdAt],
+    );
     if (!rowCount) throw new AgentportError('THREAD_EXISTS', `Thread ${record.id} already exists`);
     return record;
   }
@@ -199,7 +209,10 @@ export class PostgresStore implements Store {
   async listMessages(threadId: string): Promise<StoredMessage[]> {
     assertValidThreadId(threadId);
     return this.queue.run(threadId, async () => {
-      const { rows } = await this.query<{ seq: string; body: string }>('SELECT seq, body FROM $schema.messages WHERE thread_id = $1 ORDER BY seq', [threadId]);
+      const { rows } = await this.query<{ seq: string; body: string }>(
+        'SELECT seq, body FROM $schema.messages WHERE thread_id = $1 ORDER BY seq',
+        [threadId],
+      );
       if (rows.length === 0) await this.requireThread(threadId);
       return rows.map((row) => this.message(threadId, row));
     });
@@ -216,7 +229,10 @@ export class PostgresStore implements Store {
     const checked = validateMessagePatch(threadId, id, patch);
     return this.queue.run(threadId, async () => {
       return this.transaction(async (run) => {
-        const { rows } = await run<{ seq: string; body: string }>('SELECT seq, body FROM $schema.messages WHERE thread_id = $1 AND id = $2 ORDER BY seq FOR UPDATE', [threadId, id]);
+        const { rows } = await run<{ seq: string; body: string }>(
+          'SELECT seq, body FROM $schema.messages WHERE thread_id = $1 AND id = $2 ORDER BY seq FOR UPDATE',
+          [threadId, id],
+        );
         if (rows.length === 0) {
           const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1', [threadId]);
           throw rowCount ? messageNotFound(threadId, id) : threadNotFound(threadId);
@@ -248,25 +264,33 @@ export class PostgresStore implements Store {
     const threadPath = normalizeThreadPath(path);
     const ref = buildFileRef(threadPath, data, info);
     if (data.byteLength > MAX_FILE_BYTES) {
-      throw new AgentportError('INVALID_ARGUMENTS', `file ${threadPath} is ${data.byteLength} bytes: the PostgreSQL store keeps files up to ${MAX_FILE_BYTES} bytes`);
+      throw new AgentportError(
+        'INVALID_ARGUMENTS',
+        `file ${threadPath} is ${data.byteLength} bytes: the PostgreSQL store keeps files up to ${MAX_FILE_BYTES} bytes`,
+      );
     }
     const bytes = Buffer.from(copyBytes(data));
-    return this.queue.run(threadId, () => this.transaction(async (run) => {
-      // The thread's row lock orders writes of one thread (the path check below must see the others).
-      const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1 FOR UPDATE', [threadId]);
-      if (!rowCount) throw threadNotFound(threadId);
-      const { rows } = await run<{ path: string }>('SELECT path FROM $schema.files WHERE thread_id = $1 AND path <> $2', [threadId, threadPath]);
-      const clash = pathClash(
-        threadPath,
-        rows.map((row) => row.path),
-      );
-      if (clash !== undefined) throw new AgentportError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(path)}: ${clash}`);
-      await run(
-        'INSERT INTO $schema.files (thread_id, path, ref, data) VALUES ($1, $2, $3, $4) ON CONFLICT (thread_id, path) DO UPDATE SET ref = EXCLUDED.ref, data = EXCLUDED.data',
-        [threadId, threadPath, JSON.stringify(ref), bytes],
-      );
-      return { ...ref };
-    }));
+    return this.queue.run(threadId, () =>
+      this.transaction(async (run) => {
+        // The thread's row lock orders writes of one thread (the path check below must see the others).
+        const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1 FOR UPDATE', [threadId]);
+        if (!rowCount) throw threadNotFound(threadId);
+        const { rows } = await run<{ path: string }>('SELECT path FROM $schema.files WHERE thread_id = $1 AND path <> $2', [
+          threadId,
+          threadPath,
+        ]);
+        const clash = pathClash(
+          threadPath,
+          rows.map((row) => row.path),
+        );
+        if (clash !== undefined) throw new AgentportError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(path)}: ${clash}`);
+        await run(
+          'INSERT INTO $schema.files (thread_id, path, ref, data) VALUES ($1, $2, $3, $4) ON CONFLICT (thread_id, path) DO UPDATE SET ref = EXCLUDED.ref, data = EXCLUDED.data',
+          [threadId, threadPath, JSON.stringify(ref), bytes],
+        );
+        return { ...ref };
+      }),
+    );
   }
 
   /** {@inheritDoc Store.readFile} */
@@ -274,7 +298,10 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     const threadPath = normalizeThreadPath(path);
     return this.queue.run(threadId, async () => {
-      const { rows } = await this.query<{ ref: string; data: Buffer }>('SELECT ref, data FROM $schema.files WHERE thread_id = $1 AND path = $2', [threadId, threadPath]);
+      const { rows } = await this.query<{ ref: string; data: Buffer }>(
+        'SELECT ref, data FROM $schema.files WHERE thread_id = $1 AND path = $2',
+        [threadId, threadPath],
+      );
       if (!rows[0]) {
         await this.requireThread(threadId);
         return undefined;
@@ -318,26 +345,31 @@ export class PostgresStore implements Store {
       if (!v.secret) return { ...base, secret: false, value: v.value };
       return { ...base, secret: true, encrypted: encryptSecret(key!, v.value, PostgresStore.aad(threadId, v.name)) };
     });
-    await this.queue.run(threadId, () => this.transaction(async (run) => {
-      const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1 FOR UPDATE', [threadId]);
-      if (!rowCount) throw threadNotFound(threadId);
-      for (const entry of entries) {
-        // A replaced variable keeps its place; a new one goes last.
-        await run(
-          `INSERT INTO $schema.variables (thread_id, name, position, entry)
+    await this.queue.run(threadId, () =>
+      this.transaction(async (run) => {
+        const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1 FOR UPDATE', [threadId]);
+        if (!rowCount) throw threadNotFound(threadId);
+        for (const entry of entries) {
+          // A replaced variable keeps its place; a new one goes last.
+          await run(
+            `INSERT INTO $schema.variables (thread_id, name, position, entry)
            VALUES ($1, $2, (SELECT coalesce(max(position), 0) + 1 FROM $schema.variables WHERE thread_id = $1), $3)
            ON CONFLICT (thread_id, name) DO UPDATE SET entry = EXCLUDED.entry`,
-          [threadId, entry.name, JSON.stringify(entry)],
-        );
-      }
-    }));
+            [threadId, entry.name, JSON.stringify(entry)],
+          );
+        }
+      }),
+    );
   }
 
   /** {@inheritDoc Store.getVariables} */
   async getVariables(threadId: string): Promise<VariableValue[]> {
     assertValidThreadId(threadId);
     return this.queue.run(threadId, async () => {
-      const { rows } = await this.query<{ name: string; entry: string }>('SELECT name, entry FROM $schema.variables WHERE thread_id = $1 ORDER BY position', [threadId]);
+      const { rows } = await this.query<{ name: string; entry: string }>(
+        'SELECT name, entry FROM $schema.variables WHERE thread_id = $1 ORDER BY position',
+        [threadId],
+      );
       if (rows.length === 0) {
         await this.requireThread(threadId);
         return [];
@@ -347,7 +379,8 @@ export class PostgresStore implements Store {
       return entries.map((v) => {
         const base = { name: v.name, ...(v.scoped !== undefined ? { scoped: v.scoped } : {}) };
         if (!v.secret) return { ...base, value: v.value, secret: false };
-        if (!isEncryptedValue(v.encrypted)) throw new AgentportError('CORRUPT_DATA', `variable "${v.name}" of thread ${threadId} is not a readable encrypted value`);
+        if (!isEncryptedValue(v.encrypted))
+          throw new AgentportError('CORRUPT_DATA', `variable "${v.name}" of thread ${threadId} is not a readable encrypted value`);
         return { ...base, value: decryptSecret(key!, v.encrypted, PostgresStore.aad(threadId, v.name)), secret: true };
       });
     });
@@ -368,7 +401,9 @@ export class PostgresStore implements Store {
         const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [lockKey]);
         if (rows[0]?.locked) break;
         if (Date.now() >= deadline) {
-          throw new AgentportError('THREAD_BUSY', `thread ${threadId} is busy in another process; try again when its turn has ended`, { threadId });
+          throw new AgentportError('THREAD_BUSY', `thread ${threadId} is busy in another process; try again when its turn has ended`, {
+            threadId,
+          });
         }
         await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
       }
