@@ -49,7 +49,6 @@ async function start() {
   return { client, pid: transport.pid };
 }
 
-const text = (result) => (result.content ?? []).map((p) => p.text ?? '').join('');
 async function call(client, name, args, meta, options) {
   figures.calls += 1;
   figures.inputs += 1;

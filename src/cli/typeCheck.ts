@@ -64,7 +64,7 @@ export async function typeCheck(agentsDir: string): Promise<TypeCheckResult> {
   return { issues, summary: `types: ${errors ? `${errors} error(s)` : 'ok'} (tsc ${tsc.version} --noEmit -p ${shownPath(tsconfig)})` };
 }
 
-export function parseDiagnostics(output: string, cwd: string, tsconfig: string): LoadIssue[] {
+function parseDiagnostics(output: string, cwd: string, tsconfig: string): LoadIssue[] {
   const issues: LoadIssue[] = [];
   for (const line of output.split(/\r?\n/)) {
     const located = DIAGNOSTIC.exec(line);

@@ -3,7 +3,7 @@
  * a definition from any other export. `Symbol.for` keeps the marker the same
  * when a definition file and agentport load different copies of this module.
  */
-export const DEFINITION_KIND = Symbol.for('agentport.definitionKind');
+const DEFINITION_KIND = Symbol.for('agentport.definitionKind');
 
 export type DefinitionKind = 'prompt' | 'tool' | 'model' | 'hook' | 'agent';
 

@@ -222,7 +222,7 @@ export const HOOK_NAMES = [
  * added to the type but not here makes this alias fail to compile.
  */
 type MustBeNever<T extends never> = T;
-export type UnlistedHookNames = MustBeNever<Exclude<HookName, (typeof HOOK_NAMES)[number]>>;
+type _UnlistedHookNames = MustBeNever<Exclude<HookName, (typeof HOOK_NAMES)[number]>>;
 
 export const hookDefinitionSchema = z.strictObject({
   id: nonEmpty('id'),
@@ -253,7 +253,7 @@ export const DEPRECATED_SIDE_FIELDS = {
   endConversationTool: 'sessionStop',
 } as const;
 
-export const agentSideSchema = z.strictObject({
+const agentSideSchema = z.strictObject({
   prompt: nonEmpty('prompt'),
   label: z.string().optional(),
   stopOnResponse: z.boolean().optional(),

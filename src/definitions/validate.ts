@@ -304,7 +304,7 @@ function formatName(format: string): string {
 
 function rangeMessage(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig, name: string, got: string): string {
   const small = issue.code === 'too_small';
-  const bound = small ? (issue as z.core.$ZodIssueTooSmall).minimum : (issue as z.core.$ZodIssueTooBig).maximum;
+  const bound = small ? issue.minimum : issue.maximum;
   const inclusive = issue.inclusive !== false;
   switch (issue.origin) {
     case 'string':

@@ -8,7 +8,7 @@ interface ZodInternals {
   _zod?: { def?: { type?: string } };
 }
 
-export function zodTypeOf(value: unknown): string | undefined {
+function zodTypeOf(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   return (value as ZodInternals)._zod?.def?.type;
 }

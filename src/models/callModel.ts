@@ -96,7 +96,7 @@ const NETWORK_CODES = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTF
  * dropped connections). A provider may also mark an error `retryable: true`.
  * Anything else (a bug in a custom provider, a malformed answer) fails at once.
  */
-export function isRetryable(error: unknown): boolean {
+function isRetryable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null || error instanceof AgentportError) return false;
   const { status, name, code, retryable, cause } = error as {
     status?: unknown;

@@ -15,7 +15,7 @@ export interface FunctionSpec {
   parameters: unknown;
 }
 
-export function toFunctionDefinitions(tools: readonly FunctionSpec[]): unknown[] {
+function toFunctionDefinitions(tools: readonly FunctionSpec[]): unknown[] {
   return tools.map((tool) => ({
     type: 'function',
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },

@@ -57,7 +57,7 @@ export function promptyError(file: string, issues: PromptyIssue[], code: Prompty
 /** The {@link PromptyErrorData} of a `.prompty` error, or undefined for any other value. */
 export function promptyErrorData(error: unknown): PromptyErrorData | undefined {
   if (!hasCode(error, 'PROMPTY_INVALID') && !hasCode(error, 'PROMPTY_RENDER')) return undefined;
-  const data = (error as AgentportError).data;
+  const data = error.data;
   if (!data || typeof data.file !== 'string' || !Array.isArray(data.issues)) return undefined;
   return data as unknown as PromptyErrorData;
 }

@@ -9,7 +9,7 @@ import { checkModel } from './model.js';
 import type { PromptyEngine, PromptyFields, PromptyModelObject } from './types.js';
 
 /** Frontmatter keys with a meaning; any other key is reported as a warning. */
-export const KNOWN_FIELDS = new Set([
+const KNOWN_FIELDS = new Set([
   'name',
   'description',
   'model',

@@ -49,7 +49,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** The input type a JSON value has. */
-export function typeOfValue(value: unknown): PromptyInputType {
+function typeOfValue(value: unknown): PromptyInputType {
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'boolean') return 'boolean';
   if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
@@ -253,7 +253,7 @@ function baseSchema(input: PromptyInput): z.ZodType {
 }
 
 /** The zod schema of one input: typed, described, optional when not required or defaulted. */
-export function fieldSchema(input: PromptyInput): z.ZodType {
+function fieldSchema(input: PromptyInput): z.ZodType {
   let schema = baseSchema(input);
   // `.default(v).optional()`: filled in when missing, and not "required" in JSON Schema whichever
   // io mode (input or output) the schema is converted with.

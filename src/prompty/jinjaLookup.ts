@@ -17,6 +17,8 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
+// Jinja's string conversion: objects print as JavaScript prints them, like everywhere else in a template.
+// eslint-disable-next-line @typescript-eslint/no-base-to-string
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
 
 function stripChars(s: string, chars: unknown, side: 'both' | 'start' | 'end'): string {

@@ -25,7 +25,7 @@ export interface LoadPromptyOptions {
 }
 
 /** File extension of Prompty files. */
-export const PROMPTY_EXTENSION = '.prompty';
+const PROMPTY_EXTENSION = '.prompty';
 
 /**
  * Reads and checks a `.prompty` file.

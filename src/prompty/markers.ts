@@ -7,7 +7,7 @@
  */
 
 /** Section keywords accepted before `:` (case-insensitive). */
-export type MarkerKeyword = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function' | 'thread' | 'tools';
+type MarkerKeyword = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function' | 'thread' | 'tools';
 
 /** A parsed marker line. `![thread]` parses as keyword `thread` with no attributes. */
 export interface ParsedMarker {

@@ -14,7 +14,7 @@ import { mimeTypeOf, resolveConfined } from './paths.js';
 import type { PromptyPart } from './types.js';
 
 /** Largest local media file inlined as a data: URL. */
-export const MAX_MEDIA_BYTES = 20 * 1024 * 1024;
+const MAX_MEDIA_BYTES = 20 * 1024 * 1024;
 
 /** Where local media paths are resolved. */
 export interface MediaContext {
@@ -70,7 +70,7 @@ export async function checkLiteralMediaUrl(url: string, ctx: MediaContext): Prom
  * The URL to send for a media link. `fromInput` is true when any part of the URL was interpolated.
  * @throws {AgentportError} `PROMPTY_RENDER` (see {@link mediaError})
  */
-export async function resolveMediaUrl(url: string, fromInput: boolean, ctx: MediaContext): Promise<string> {
+async function resolveMediaUrl(url: string, fromInput: boolean, ctx: MediaContext): Promise<string> {
   if (REMOTE_RE.test(url)) return url;
   if (fromInput) {
     throw mediaError('a media URL built from input must be an http(s) or data: URL; local paths must be written in the template');
@@ -86,7 +86,7 @@ export async function resolveMediaUrl(url: string, fromInput: boolean, ctx: Medi
 }
 
 /** The part type and attributes a link stands for, with value tokens filled in. */
-export function mediaKind(link: MediaLink, slots: Interpolations): { type: 'image' | 'file'; attributes: Record<string, string> } {
+function mediaKind(link: MediaLink, slots: Interpolations): { type: 'image' | 'file'; attributes: Record<string, string> } {
   if (link.attributes) {
     const attributes: Record<string, string> = {};
     for (const [k, v] of link.attributes) attributes[k] = slots.fill(v);
@@ -104,7 +104,7 @@ export function mediaKind(link: MediaLink, slots: Interpolations): { type: 'imag
  * Strips the newlines at both ends of a message's text and nothing else: spaces and indentation
  * stay, as Prompty's parse vectors expect ("  Hello  " stays "  Hello  ").
  */
-export function trimNewlines(text: string): string {
+function trimNewlines(text: string): string {
   let start = 0;
   let end = text.length;
   while (start < end && text[start] === '\n') start += 1;

@@ -27,7 +27,7 @@ export interface PromptyRenderResult {
  * The view a template is rendered with: the call's arguments as plain data, with each input's
  * `default` (from its declaration or from `sample`) filled in where the argument is missing.
  */
-export function renderView(p: LoadedPrompty, args: Record<string, unknown>): Record<string, unknown> {
+function renderView(p: LoadedPrompty, args: Record<string, unknown>): Record<string, unknown> {
   const view = (toData(args) ?? {}) as Record<string, unknown>;
   for (const input of p.inputs) {
     if (view[input.name] === undefined && input.default !== undefined) view[input.name] = input.default;
@@ -164,7 +164,7 @@ async function render(p: LoadedPrompty, args: Record<string, unknown>, options: 
       continue;
     }
     if (kind === 'tool_call') {
-      let toolCalls: PromptyToolCall[] = [];
+      let toolCalls: PromptyToolCall[];
       try {
         toolCalls = toolCallsFromYaml(yaml('tool_call'));
       } catch (err) {
@@ -193,7 +193,7 @@ async function render(p: LoadedPrompty, args: Record<string, unknown>, options: 
       if (toolCallId === undefined) {
         fail(head.line, `a ${keyword} section needs tool_call_id="..." (no earlier tool call is left to answer)`, keyword);
       }
-      const message: PromptyChatMessage = { kind: 'message', role: 'tool', attributes, content, toolCallId: toolCallId as string };
+      const message: PromptyChatMessage = { kind: 'message', role: 'tool', attributes, content, toolCallId: toolCallId };
       const name = attributes['name'] ?? call?.name;
       if (name !== undefined) message.name = name;
       messages.push(message);

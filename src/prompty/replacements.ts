@@ -25,7 +25,7 @@ export const PARAMS_NAME_RE = /^[A-Za-z_][\w-]*(?:\.[\w-]+)*$/;
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** A construct that could not be resolved. */
-export interface ReplacementError {
+interface ReplacementError {
   protocol: 'env' | 'file';
   message: string;
 }
@@ -52,7 +52,7 @@ function resolveEnv(spec: string, env: ReplacementContext['env']): { value?: str
  * Reads a `${file:}` reference: a JSON (`.json`) or YAML (`.yaml`, `.yml`) file inside the agents
  * folder, parsed.
  */
-export async function readReplacementFile(ref: string, ctx: ReplacementContext): Promise<{ value?: unknown; error?: string }> {
+async function readReplacementFile(ref: string, ctx: ReplacementContext): Promise<{ value?: unknown; error?: string }> {
   const spec = ref.trim();
   const ext = path.extname(spec).toLowerCase();
   if (ext !== '.json' && ext !== '.yaml' && ext !== '.yml') {

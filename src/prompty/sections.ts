@@ -66,12 +66,12 @@ function isYamlKey(lines: string[], index: number, marker: ParsedMarker): boolea
  * True when `text` holds nothing but whitespace and template tags (mustache comments and section
  * tags, jinja2 statements and comments).
  */
-export function isBlankTemplateText(text: string): boolean {
+function isBlankTemplateText(text: string): boolean {
   return text.replace(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}|\{#[\s\S]*?#\}/g, '').trim() === '';
 }
 
 /** A structural problem in a template, by 0-based template line. */
-export interface ScanProblem {
+interface ScanProblem {
   line: number;
   field: string;
   message: string;

@@ -11,7 +11,7 @@ import type { PromptyIssue } from './errors.js';
  * Roles a rendered message can carry (`function:` sections map to `tool`; `developer:` sections are
  * sent as `system`, see {@link PromptyChatMessage.declaredRole}).
  */
-export type PromptyRole = 'system' | 'user' | 'assistant' | 'tool';
+type PromptyRole = 'system' | 'user' | 'assistant' | 'tool';
 
 /** The template engines a `.prompty` body can use. */
 export type PromptyEngine = 'mustache' | 'jinja2';
@@ -56,7 +56,7 @@ export interface PromptyChatMessage {
 }
 
 /** Where the conversation history goes (`thread:` section or an `![thread]` line). */
-export interface PromptyThreadMarker {
+interface PromptyThreadMarker {
   kind: 'thread';
   attributes: Record<string, string>;
 }
@@ -111,7 +111,7 @@ export interface PromptyInput {
 }
 
 /** Reasoning settings passed through to the prompt definition. */
-export interface PromptyReasoning {
+interface PromptyReasoning {
   effort?: 'low' | 'medium' | 'high';
   maxTokens?: number;
   exclude?: boolean;

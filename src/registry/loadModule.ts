@@ -25,7 +25,7 @@ export interface ModuleLoaderOptions {
   cacheDir: string | false;
 }
 
-export type ModuleNamespace = Record<string, unknown>;
+type ModuleNamespace = Record<string, unknown>;
 
 export interface ModuleLoader {
   load(file: string): Promise<ModuleNamespace>;

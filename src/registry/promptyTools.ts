@@ -168,5 +168,5 @@ function withSectionOptions(definition: AnyToolDefinition, perPrompt: ReadonlyMa
     }
     return original(state, ...rest);
   };
-  return { ...definition, execute: execute as AnyToolDefinition['execute'] };
+  return { ...definition, execute: execute };
 }

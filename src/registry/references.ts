@@ -15,7 +15,7 @@ import { checkUpstreamReference, isUpstreamName } from '../upstream/references.j
 export const RESERVED_ARGUMENT = 'thread_id';
 
 /** MCP tool names: 1-128 characters of letters, digits, `_`, `-` and `.`. */
-export const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const SNAKE_CASE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 
 type Draft = Omit<Registry, 'prompts'> & { prompts: Map<string, Entry<PromptDefinition>> };

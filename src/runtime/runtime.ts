@@ -29,7 +29,6 @@ import { prepareInput } from './run/input.js';
 import { openRun } from './run/openRun.js';
 import { currentCaller, ownerMeta, visibleThread } from './run/owner.js';
 import type { Run, Services, Side } from './run/types.js';
-import { threadState } from './state/threadState.js';
 import { fulfil, pendingRequest, specFor } from './subagents/envRequests.js';
 import { childRecords, type NeededVariable } from './subagents/registry.js';
 import { runTool } from './tools/dispatch.js';
@@ -69,7 +68,7 @@ export interface Runtime {
   shutdown(graceMs: number): Promise<void>;
 }
 
-export interface VariableRequestInfo {
+interface VariableRequestInfo {
   request_id: string;
   thread_id: string;
   subagent: string;
@@ -243,7 +242,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       services.stopping.abort(reason);
       for (const run of services.activeRuns.values()) run.abort(reason);
       // Calls still opening their run (or queued behind a turn) settle too: they stop at once when they start.
-      const running = [...services.activeRuns.values()].map((run) => run.ended).concat([...calls]);
+      const running = [...services.activeRuns.values()].flatMap((run) => (run.ended ? [run.ended] : [])).concat([...calls]);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled(running), new Promise((resolve) => (timer = setTimeout(resolve, timerDelay(graceMs))))]);
       clearTimeout(timer);
@@ -271,8 +270,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
 /** ThreadState.invokeTool: runs a tool of the side now; nothing is stored. */
 async function invokeTool(run: Run, side: Side, name: string, args: Record<string, unknown>): Promise<ToolResult> {
-  const tool = side.toolset.find((t) => t.name === name);
-  const executed = await runTool(run, side, name, JSON.stringify(args ?? {}), threadState(run, side, tool));
+  const executed = await runTool(run, side, name, JSON.stringify(args ?? {}));
   return run.redactor.deep(executed.result);
 }
 

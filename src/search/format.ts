@@ -23,7 +23,7 @@ export function formatFunctionLine(tool: SearchableTool): string {
 }
 
 /** A `<functions>` block with one line per tool. */
-export function formatFunctionsBlock(tools: readonly SearchableTool[]): string {
+function formatFunctionsBlock(tools: readonly SearchableTool[]): string {
   return ['<functions>', ...tools.map(formatFunctionLine), '</functions>'].join('\n');
 }
 

@@ -27,7 +27,7 @@ export type ParsedQuery =
 const SELECT_PREFIX = /^select:/i;
 
 /** Explains an empty query; shown to the model as is. */
-export const EMPTY_QUERY_ERROR =
+const EMPTY_QUERY_ERROR =
   'The query is empty. Search with keywords (for example "slack send message"), require a word in the ' +
   'tool name with +word, or load tools by exact name with select:name1,name2.';
 

@@ -7,13 +7,13 @@ import { ScoreBoard, type Scored } from './scoreBoard.js';
 import { FIELD_NAMES, type FieldName } from './document.js';
 
 /** Relative weight of each field; the name says most about what a tool does. */
-export type FieldBoosts = Readonly<Record<FieldName, number>>;
+type FieldBoosts = Readonly<Record<FieldName, number>>;
 
 /**
  * Measured on the Seal-Tools dev queries (bench/search.mjs): name 2-4 and
  * parameter weights 0.3-0.7 all land within 0.003 recall@5 of these.
  */
-export const DEFAULT_FIELD_BOOSTS: FieldBoosts = { name: 3, description: 1, paramNames: 0.5, paramText: 0.5 };
+const DEFAULT_FIELD_BOOSTS: FieldBoosts = { name: 3, description: 1, paramNames: 0.5, paramText: 0.5 };
 
 /** Ranking settings; every field has a measured default. */
 export interface RankingOptions {

@@ -64,7 +64,7 @@ export class TermIndex extends MiniSearch<ToolDocument> {
     (this as unknown as { addTerm: (fieldId: number, documentId: number, term: string) => void }).addTerm = (fieldId, documentId, term) => {
       let postings = this.postingsByTerm.get(term);
       if (postings === undefined) {
-        postings = this._index.fetch(term, () => new Map()) as Map<number, Map<number, number>>;
+        postings = this._index.fetch(term, () => new Map());
         this.postingsByTerm.set(term, postings);
       }
       const documents = postings.get(fieldId);

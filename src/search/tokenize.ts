@@ -25,7 +25,7 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
  * or a single Latin letter (the e and g of "e.g.", the s of "user's"). Single
  * characters of other scripts are words (猫).
  */
-export function isStopWord(word: string): boolean {
+function isStopWord(word: string): boolean {
   return (word.length === 1 && isLowercaseAsciiLetter(word.charCodeAt(0))) || STOP_WORDS.has(word);
 }
 
@@ -33,6 +33,7 @@ function isLowercaseAsciiLetter(code: number): boolean {
   return code >= 97 && code <= 122;
 }
 
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, control characters included
 const ASCII_TEXT = /^[\x00-\x7f]*$/;
 // In ASCII text, words are runs of letters and digits; everything else
 // (spaces, punctuation, the `_`, `__`, `-`, `.` of tool names) separates them.
@@ -66,7 +67,7 @@ export function foldPlural(word: string): string {
 }
 
 /** Lowercases, drops stop words (unless kept) and folds plurals; `undefined` when dropped. */
-export function normalizeWord(word: string, keepStopWords = false): string | undefined {
+function normalizeWord(word: string, keepStopWords = false): string | undefined {
   const lower = word.toLowerCase();
   return !keepStopWords && isStopWord(lower) ? undefined : foldPlural(lower);
 }

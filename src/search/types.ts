@@ -33,7 +33,7 @@ export const DEFAULT_MAX_RESULTS = 5;
  * - `keywords`: ranked search, possibly with `+term` name requirements;
  * - `invalid`: nothing to search for (empty query, `select:` with no names).
  */
-export type SearchMode = 'select' | 'keywords' | 'invalid';
+type SearchMode = 'select' | 'keywords' | 'invalid';
 
 /** What a search found. {@link formatSearchOutcome} turns it into the text a model sees. */
 export interface SearchOutcome {

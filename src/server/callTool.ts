@@ -18,7 +18,7 @@ import type { RunLog } from './logging.js';
 import { withInlineMedia } from './resources.js';
 
 /** `_meta` key under which a caller may pass values for declared variables. */
-export const VARIABLES_META_KEY = 'agentport/variables';
+const VARIABLES_META_KEY = 'agentport/variables';
 
 /**
  * Pause between the last progress notification and the result: current SDK

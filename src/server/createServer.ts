@@ -58,7 +58,7 @@ export interface ServerOptions {
 }
 
 /** Hosts give up on a tool call after about 60 s: answer before that. */
-export const DEFAULT_CALL_BUDGET_MS = 50_000;
+const DEFAULT_CALL_BUDGET_MS = 50_000;
 
 /**
  * @param registry what to list

@@ -38,7 +38,7 @@ export interface RunningHttpServer {
 }
 
 /** An IPv4 address in its usual form (`127.1` is `127.0.0.1`, as clients will send it in Host). */
-export function canonicalHost(host: string): string {
+function canonicalHost(host: string): string {
   if (host.includes(':') || host.startsWith('[')) return host;
   try {
     return new URL(`http://${host}`).hostname;
@@ -47,7 +47,7 @@ export function canonicalHost(host: string): string {
   }
 }
 
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 

@@ -29,7 +29,7 @@ import { errorMessage, type ErrorInfo } from '../errors.js';
 import { log, redact } from '../log.js';
 import type { RunResult } from '../runtime/types.js';
 
-export const LOGGER_NAME = 'agentport';
+const LOGGER_NAME = 'agentport';
 
 const SEVERITY: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 

@@ -52,11 +52,11 @@ export function keepStdoutForProtocol(): Writable {
     },
   });
   protocol.on('error', () => {});
-  stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  stdout.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
     const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
     const callback = rest.find((arg): arg is () => void => typeof arg === 'function');
     return process.stderr.write(redact(text), callback);
-  }) as typeof stdout.write;
+  };
   return protocol;
 }
 

@@ -27,7 +27,12 @@ export function promptMessages(messages: readonly ModelRequestMessage[]): Prompt
         push('assistant', [...contentBlocks(message.content), ...toolCallBlocks(message.tool_calls)]);
         break;
       case 'tool':
-        push('user', textBlocks(`Result of the tool call ${String(message.tool_call_id ?? '')}:\n${textOf(message.content)}`));
+        push(
+          'user',
+          textBlocks(
+            `Result of the tool call ${typeof message.tool_call_id === 'string' ? message.tool_call_id : ''}:\n${textOf(message.content)}`,
+          ),
+        );
         break;
     }
   }

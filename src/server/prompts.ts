@@ -134,7 +134,7 @@ function catalogEntry(tool: ExposedTool): CatalogEntry {
 /** Prompt arguments are text: how to write a value that is not a string. */
 function textHint(schema: JsonSchema): string {
   if (admitsString(schema)) return '';
-  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  const type: unknown = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
   if (type === 'object') return '(a JSON object)';
   if (type === 'array') return '(a JSON array)';
   if (type === 'number' || type === 'integer' || type === 'boolean') return `(${type})`;

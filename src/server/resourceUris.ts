@@ -13,9 +13,9 @@ import type { ResourceLink } from '@modelcontextprotocol/server';
 import type { AttachmentRef } from '../definitions/types.js';
 import type { RunResult } from '../runtime/types.js';
 
-export const THREADS_PREFIX = 'agentport://threads/';
+const THREADS_PREFIX = 'agentport://threads/';
 /** Where a thread's attachments live in its files. */
-export const ATTACHMENTS_DIR = '/attachments/';
+const ATTACHMENTS_DIR = '/attachments/';
 
 export type ThreadResource =
   | { kind: 'thread'; threadId: string }

@@ -45,13 +45,13 @@ import { messagesUri, parseResourceUri, producedFiles, threadUri, attachmentUri 
 import { messagesDocument, renderTranscript } from './transcript.js';
 
 /** `resources/list` lists at most this many threads. */
-export const RESOURCE_LIST_LIMIT = 50;
+const RESOURCE_LIST_LIMIT = 50;
 /** Images and audio up to this size are sent inline in a tool result (and always linked). */
-export const INLINE_MEDIA_MAX_BYTES = 1024 * 1024;
+const INLINE_MEDIA_MAX_BYTES = 1024 * 1024;
 /** At most this many bytes of inline media per result. */
 const INLINE_MEDIA_TOTAL_BYTES = 4 * 1024 * 1024;
 
-export const RESOURCE_TEMPLATES: ListResourceTemplatesResult['resourceTemplates'] = [
+const RESOURCE_TEMPLATES: ListResourceTemplatesResult['resourceTemplates'] = [
   {
     uriTemplate: 'agentport://threads/{thread_id}',
     name: 'thread',

@@ -10,7 +10,7 @@ import type { RunView } from '../runtime/run/handles.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { errorResult, runResult } from './toolResults.js';
 
-export const RUN_TOOL_NAMES = ['run_wait', 'run_status', 'run_cancel'] as const;
+const RUN_TOOL_NAMES = ['run_wait', 'run_status', 'run_cancel'] as const;
 type RunToolName = (typeof RUN_TOOL_NAMES)[number];
 
 const THREAD_ID = { type: 'string', description: 'The thread_id of the run (from the result that said it goes on in the background).' };

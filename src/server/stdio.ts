@@ -10,7 +10,7 @@ import type { AgentportServer } from './createServer.js';
 import { log } from '../log.js';
 import { MessageSizeGuard } from './messageSizeGuard.js';
 
-export const DEFAULT_MAX_MESSAGE_MB = 64;
+const DEFAULT_MAX_MESSAGE_MB = 64;
 
 export interface StdioOptions {
   /** Largest accepted message, in MiB. */

@@ -17,6 +17,7 @@ export class TaskAwareServer extends Server {
     const checked = super._wrapHandler(method, async (request, ctx) => {
       const result = await handler(request, ctx);
       // Thrown past the SDK's result check, caught just below.
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- a result carried past the check, not an error
       if (result.resultType === 'task') throw new TaskResult(result);
       return result;
     });

@@ -35,6 +35,11 @@ const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
 /** Run errors that mean the run could not run at all: a failed task rather than a tool error. */
 const RUN_FAILURES: ReadonlySet<AgentportErrorCode> = new Set(['MODEL_FAILED', 'MODEL_CONFIG', 'INTERNAL', 'INTERRUPTED', 'CORRUPT_DATA']);
 
+interface PendingQuestion {
+  request: InputRequest;
+  answer: (response: unknown) => void;
+}
+
 type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 interface InputRequest {
@@ -84,11 +89,11 @@ export function missingTasksCapability(what: string): ProtocolError {
 
 /** Questions tasks are waiting on, by task id then by input request id. */
 export class TaskInputs {
-  private readonly pending = new Map<string, Map<string, { request: InputRequest; answer: (response: unknown) => void }>>();
+  private readonly pending = new Map<string, Map<string, PendingQuestion>>();
 
   ask(taskId: string, request: InputRequest): Promise<unknown> {
     let questions = this.pending.get(taskId);
-    if (!questions) this.pending.set(taskId, (questions = new Map()));
+    if (!questions) this.pending.set(taskId, (questions = new Map<string, PendingQuestion>()));
     const key = `input-${randomBytes(6).toString('hex')}`;
     const asked = questions;
     return new Promise((resolve) => asked.set(key, { request, answer: resolve }));
@@ -180,7 +185,7 @@ export function createTaskResult(view: RunView): CreateTaskResult {
 }
 
 /** The `tasks/get` view of a run. */
-export function detailedTask(view: RunView, inputs: TaskInputs): DetailedTask {
+function detailedTask(view: RunView, inputs: TaskInputs): DetailedTask {
   switch (view.status) {
     case 'running': {
       const inputRequests = view.id ? inputs.of(view.id) : undefined;

@@ -131,7 +131,7 @@ function iconOf(icon: string, agentsDir: string): { src: string; mimeType?: stri
   try {
     data = readFileSync(file);
   } catch (error) {
-    throw new Error(`icon ${icon}: cannot read ${file} (${error instanceof Error ? error.message : String(error)})`);
+    throw new Error(`icon ${icon}: cannot read ${file} (${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }
   return { src: `data:${mimeType};base64,${data.toString('base64')}`, mimeType };
 }

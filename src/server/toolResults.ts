@@ -10,7 +10,7 @@ import { attachmentLinks } from './resourceUris.js';
 
 export const THREAD_META_KEY = 'agentport/thread_id';
 /** Tokens and cost of the run (see src/models/usage.ts). */
-export const USAGE_META_KEY = 'agentport/usage';
+const USAGE_META_KEY = 'agentport/usage';
 
 /** A call that could not run at all: the error's message as text, its code in structuredContent. */
 export function errorResult(error: ErrorInfo): CallToolResult {

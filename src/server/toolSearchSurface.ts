@@ -16,7 +16,7 @@ import {
 import { JSON_SCHEMA_2020_12 } from '../definitions/jsonSchema.js';
 import { listedTool, type ExposedTool } from './toolCatalog.js';
 
-export type ToolSearchMode = 'auto' | 'on' | 'off';
+type ToolSearchMode = 'auto' | 'on' | 'off';
 export { DEFAULT_TOOL_SEARCH_THRESHOLD };
 export const CALL_TOOL = 'call_tool';
 

@@ -140,7 +140,7 @@ export function exposeUpstream(
         content: result.content ?? [],
         ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
         ...(result.isError ? { isError: true } : {}),
-      } as CallToolResult;
+      };
     } catch (error) {
       return errorResult(errorInfo(signal.aborted ? new AgentportError('CANCELLED', 'the call was cancelled') : error));
     }

@@ -81,14 +81,14 @@ import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadS
 import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, Store, StoredMessage, ThreadRecord, VariableValue } from './types.js';
 
 /** Default data directory, relative to the working directory. */
-export const DEFAULT_STORE_DIR = '.agentport';
+const DEFAULT_STORE_DIR = '.agentport';
 
 /** Appended lines are on disk (fsynced) at most this long after the append returned. */
-export const FSYNC_WITHIN_MS = 10;
+const FSYNC_WITHIN_MS = 10;
 /** messages.jsonl descriptors kept open; the least recently used is closed beyond this. */
-export const MAX_OPEN_FILES = 64;
+const MAX_OPEN_FILES = 64;
 /** Parsed messages kept in memory, all threads together (approximate bytes of their lines). */
-export const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
+const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
 /** Thread records kept in memory beyond the ones not yet written. */
 const THREAD_CACHE_SIZE = 10_000;
 

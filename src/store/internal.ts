@@ -21,7 +21,7 @@ import type {
 /** The `code` of a Node.js system error (`ENOENT`, ...), if any. */
 export function errnoCode(err: unknown): string | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err as { code: unknown }).code;
+    const code = err.code;
     return typeof code === 'string' ? code : undefined;
   }
   return undefined;
@@ -65,7 +65,7 @@ const ROLES: ReadonlySet<string> = new Set<Role>(['system', 'user', 'assistant',
 const STATUSES: ReadonlySet<string> = new Set<ThreadStatus>(['idle', 'running', 'completed', 'failed', 'cancelled', 'interrupted']);
 
 /** Current time as ISO 8601. */
-export function now(): string {
+function now(): string {
   return new Date().toISOString();
 }
 
@@ -227,7 +227,7 @@ export function validateMessageIds(threadId: string, ids: readonly string[]): st
       throw new AgentportError('INVALID_ARGUMENTS', `deleteMessages for thread ${threadId} needs message ids as strings`);
     }
   }
-  return [...new Set(ids)];
+  return [...new Set<string>(ids)];
 }
 
 /** The error for `updateMessage` of a message id the thread does not have. */

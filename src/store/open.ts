@@ -6,7 +6,7 @@
 import { AgentportError } from '../errors.js';
 import type { Store } from './types.js';
 
-export const STORE_KINDS = ['file', 'memory', 'postgres'] as const;
+const STORE_KINDS = ['file', 'memory', 'postgres'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
 
 export interface StoreChoice {

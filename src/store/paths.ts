@@ -13,7 +13,7 @@ import { AgentportError } from '../errors.js';
  * UUIDs match. Ids become folder names, so nothing that a file system treats specially
  * (`.`, `..`, separators, colons, case tricks with dots) is allowed.
  */
-export const THREAD_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+const THREAD_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 /** Whether `id` is a safe thread id (see {@link THREAD_ID_PATTERN}). */
 export function isValidThreadId(id: unknown): id is string {
@@ -30,10 +30,8 @@ export function assertValidThreadId(id: unknown, what = 'thread id'): asserts id
   }
 }
 
-/** The directory under which attachments are stored (spec/tools.md §5.2). */
-export const ATTACHMENTS_DIR = '/attachments';
-
 // Control characters make names that print misleadingly (and NUL truncates paths in C APIs).
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
 // Kept local (not imported from internal.ts) so this module has no import cycle.

@@ -15,7 +15,7 @@ import { AgentportError } from '../errors.js';
 export const SECRET_KEY_ENV = 'AGENTPORT_SECRET_KEY';
 
 /** File name of the generated key inside the store's directory. */
-export const SECRET_KEY_FILE = 'secret.key';
+const SECRET_KEY_FILE = 'secret.key';
 
 /** Key length for AES-256. */
 export const SECRET_KEY_BYTES = 32;

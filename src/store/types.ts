@@ -5,13 +5,12 @@
  * Everything a store hands out is a copy: callers may mutate what they get back
  * without touching what is stored, and what they pass in is copied on the way in.
  *
- * Stores throw {@link AgentportError} (src/errors.ts) with the codes `THREAD_NOT_FOUND`,
+ * Stores throw `AgentportError` (src/errors.ts) with the codes `THREAD_NOT_FOUND`,
  * `THREAD_EXISTS`, `INVALID_THREAD_ID`, `INVALID_PATH`, `INVALID_ARGUMENTS`, `SECRET_KEY_INVALID`,
  * `SECRET_DECRYPT_FAILED`, `CORRUPT_DATA` and `UNSUPPORTED_VERSION`. Messages name the thread,
  * path or variable concerned, never a variable's value (PR-16).
  */
 import type { AttachmentRef } from '../definitions/types.js';
-import type { AgentportError } from '../errors.js';
 
 /** Who wrote a message. */
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
@@ -100,7 +99,7 @@ export type MessagePatch = Partial<Pick<StoredMessage, 'content' | 'meta' | 'rea
 /**
  * Persistence of threads, messages, files and variables.
  *
- * Every method except `getThread` and `createThread` throws an {@link AgentportError} with code
+ * Every method except `getThread` and `createThread` throws an `AgentportError` with code
  * `THREAD_NOT_FOUND` when the thread does not exist. Thread file paths are validated
  * (TL-7) and a bad one is an `AgentportError` with code `INVALID_PATH`; other malformed
  * arguments are `INVALID_ARGUMENTS`.

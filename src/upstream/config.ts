@@ -19,10 +19,10 @@ import type { LoadIssue } from '../definitions/issues.js';
 import { expandEnv } from './envExpand.js';
 import { UpstreamSecrets, isSecretEnv, isSecretHeader } from './secrets.js';
 
-export const UPSTREAM_CONFIG_FILE = 'mcp.json';
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
+const UPSTREAM_CONFIG_FILE = 'mcp.json';
+const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
 /** Room for the tool part of `<server>__<tool>` within 64 characters. */
-export const MAX_SERVER_NAME = 30;
+const MAX_SERVER_NAME = 30;
 /** Letters, digits, `-` and `_`; no `__` (the namespace separator) and no `_` at the end. */
 const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$/;
 
@@ -32,7 +32,7 @@ interface Common {
   timeoutMs: number;
 }
 
-export interface StdioUpstream extends Common {
+interface StdioUpstream extends Common {
   transport: 'stdio';
   command: string;
   args: string[];
@@ -40,7 +40,7 @@ export interface StdioUpstream extends Common {
   cwd: string;
 }
 
-export interface HttpUpstream extends Common {
+interface HttpUpstream extends Common {
   transport: 'http';
   url: string;
   headers: Record<string, string>;

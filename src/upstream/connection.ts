@@ -143,7 +143,7 @@ export class UpstreamConnection {
         },
       );
       this.failures = 0;
-      return result as CallToolResult;
+      return result;
     } catch (error) {
       if (signal?.aborted) throw abortError(signal);
       throw this.callFailure(client, tool, error, timeoutMs);

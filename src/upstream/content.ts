@@ -8,6 +8,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { ToolAttachment } from '../definitions/types.js';
 
+// eslint-disable-next-line no-control-regex -- path separators and control characters are what it refuses
+const NOT_A_FILE_NAME = /[/\\\u0000-\u001f]/;
+
 export interface UpstreamContent {
   text: string;
   attachments: ToolAttachment[];
@@ -39,7 +42,7 @@ export function convertUpstreamContent(result: CallToolResult, baseName: string)
   for (const block of (result.content ?? []) as Array<Record<string, unknown>>) {
     switch (block.type) {
       case 'text':
-        parts.push(String(block.text ?? ''));
+        parts.push(typeof block.text === 'string' ? block.text : '');
         break;
       case 'image':
       case 'audio':
@@ -50,7 +53,7 @@ export function convertUpstreamContent(result: CallToolResult, baseName: string)
         break;
       case 'resource': {
         const resource = (block.resource ?? {}) as Record<string, unknown>;
-        const uri = String(resource.uri ?? '');
+        const uri = typeof resource.uri === 'string' ? resource.uri : '';
         if (typeof resource.text === 'string') parts.push(`Resource ${uri}:\n${resource.text}`);
         else if (typeof resource.blob === 'string') {
           file(
@@ -73,16 +76,17 @@ export function convertUpstreamContent(result: CallToolResult, baseName: string)
 }
 
 function linkLine(block: Record<string, unknown>): string {
-  const name = typeof block.name === 'string' ? block.name : String(block.uri ?? '');
+  const uri = typeof block.uri === 'string' ? block.uri : '';
+  const name = typeof block.name === 'string' ? block.name : uri;
   const details = [
     typeof block.mimeType === 'string' ? block.mimeType : undefined,
     typeof block.description === 'string' ? block.description : undefined,
   ].filter(Boolean);
-  return `Resource link: ${name} <${String(block.uri ?? '')}>${details.length ? ` (${details.join('; ')})` : ''}`;
+  return `Resource link: ${name} <${uri}>${details.length ? ` (${details.join('; ')})` : ''}`;
 }
 
 /** A file name that is one (no path, no control characters), or undefined. */
 function safeName(name: string | undefined): string | undefined {
-  if (!name || name === '.' || name === '..' || /[\/\\\u0000-\u001f]/.test(name)) return undefined;
+  if (!name || name === '.' || name === '..' || NOT_A_FILE_NAME.test(name)) return undefined;
   return name;
 }

@@ -40,7 +40,7 @@ export interface UpstreamServerStatus {
 
 export type ToolsChanged = (server: string, tools: readonly UpstreamTool[], previous: readonly UpstreamTool[]) => void;
 
-export const ALWAYS_LOAD_META = 'anthropic/alwaysLoad';
+const ALWAYS_LOAD_META = 'anthropic/alwaysLoad';
 
 export class UpstreamHub {
   private readonly connections = new Map<string, UpstreamConnection>();
@@ -179,8 +179,8 @@ export class UpstreamHub {
         server,
         tool: definition.name,
         description: safe.description ?? safe.title ?? '',
-        inputSchema: (safe.inputSchema ?? { type: 'object', properties: {} }) as Record<string, unknown>,
-        alwaysLoad: (definition._meta as Record<string, unknown> | undefined)?.[ALWAYS_LOAD_META] === true,
+        inputSchema: safe.inputSchema ?? { type: 'object', properties: {} },
+        alwaysLoad: definition._meta?.[ALWAYS_LOAD_META] === true,
         definition: safe,
       });
     }

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 
-export const MAX_MODEL_TOOL_NAME = 64;
+const MAX_MODEL_TOOL_NAME = 64;
 export const SEPARATOR = '__';
 const HASH_LENGTH = 8;
 

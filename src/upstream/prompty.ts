@@ -11,7 +11,8 @@ export function promptyToolReference<T>(entry: T): T | Record<string, unknown> {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry;
   const tool = entry as Record<string, unknown>;
   if (tool.kind !== 'mcp') return entry;
-  const server = typeof tool.serverName === 'string' && tool.serverName.trim() ? tool.serverName.trim() : String(tool.name ?? '');
+  const server =
+    typeof tool.serverName === 'string' && tool.serverName.trim() ? tool.serverName.trim() : typeof tool.name === 'string' ? tool.name : '';
   const allowed = Array.isArray(tool.allowedTools) ? tool.allowedTools : Array.isArray(tool.tools) ? tool.tools : undefined;
   return {
     name: `${UPSTREAM_PREFIX}${server}`,

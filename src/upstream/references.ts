@@ -35,7 +35,7 @@ export function isUpstreamName(name: string): boolean {
 }
 
 /** `mcp:<server>[/<tool>]` -> its parts, or undefined for another name. */
-export function splitUpstreamName(name: string): { server: string; tool?: string } | undefined {
+function splitUpstreamName(name: string): { server: string; tool?: string } | undefined {
   if (!isUpstreamName(name)) return undefined;
   const rest = name.slice(UPSTREAM_PREFIX.length);
   const slash = rest.indexOf('/');

@@ -52,7 +52,11 @@ function missingTools(registry: Registry, hub: UpstreamHub): LoadIssue[] {
       const tools = hub.cachedTools(reference.server);
       if (!tools) continue;
       const has = (name: string) => tools.some((tool) => tool.tool === name || tool.name === name);
-      const named = [...(reference.only ?? []), ...reference.exclude, ...(Array.isArray(reference.alwaysLoad) ? reference.alwaysLoad : [])];
+      const named = [
+        ...(reference.only ?? []),
+        ...reference.exclude,
+        ...(typeof reference.alwaysLoad === 'boolean' ? [] : reference.alwaysLoad),
+      ];
       for (const name of new Set(named)) {
         if (!has(name)) {
           issues.push({

@@ -76,7 +76,7 @@ describe('agentport list and search --upstream', () => {
     const { code, stdout } = await agentport(['list', '--upstream', '--dir', fxOnly]);
     expect(code).toBe(0);
     expect(stdout).toContain('fx__echo  Echo a text back unchanged.\n');
-    expect(stdout).toMatch(/^fx__get_item_[0-9a-f]{8}  Get an item \(dotted name\)\.  \(get\.item on fx\)$/m);
+    expect(stdout).toMatch(/^fx__get_item_[0-9a-f]{8} {2}Get an item \(dotted name\)\. {2}\(get\.item on fx\)$/m);
     const json = JSON.parse((await agentport(['list', '--upstream', '--json', '--dir', fxOnly])).stdout) as {
       tools: Array<{ name: string; _meta: unknown }>;
     };

@@ -256,7 +256,7 @@ describe('[MC-13] OAuth: tokens, metadata and one user per subject', () => {
     // Still Alice's, and not cancelled.
     let task: { status?: string; result?: CallResult } = {};
     for (let i = 0; i < 100 && !['completed', 'failed', 'cancelled'].includes(task.status ?? ''); i++) {
-      task = (await alice.request({ method: 'tasks/get', params: { taskId, _meta: optIn } }, anyResult)) as typeof task;
+      task = await alice.request({ method: 'tasks/get', params: { taskId, _meta: optIn } }, anyResult);
       if (task.status === 'working') await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(task.status).toBe('completed');

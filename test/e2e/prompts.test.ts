@@ -118,7 +118,7 @@ describe.each(cases)('MCP prompts over %s (%s era)', (transport, era) => {
 
   it('[MC-8] gets a Prompty prompt rendered by its template, with secrets redacted', async () => {
     const result = await client.getPrompt({ name: 'shop_faq', arguments: { question: 'Can I return shoes?', tone: 'formal' } });
-    const messages = texts(result.messages as TextMessage[]);
+    const messages = texts(result.messages);
     expect(messages.map(([role]) => role)).toEqual(['user', 'user', 'assistant', 'user']);
     expect(messages[0]![1]).toContain("You answer questions about the shop's policies in a formal tone.");
     expect(messages.slice(1)).toEqual([

@@ -85,6 +85,7 @@ describe.each(transports)('over %s', (transportName, connect) => {
       const triage = tools.find((t) => t.name === 'triage_ticket')!;
       expect(triage.title).toBe('Triage a support ticket');
       expect(triage.description).toBe('Classify a support ticket: category, urgency and the team that should handle it.');
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON Schema read property by property
       const props = triage.inputSchema.properties as Record<string, any>;
       expect(props.ticket.description).toBe('The ticket to triage');
       expect(props.ticket.properties.channel).toEqual({

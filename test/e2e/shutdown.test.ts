@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { resultText, useModelServer } from '../support/modelForSuite.js';
+import { useModelServer } from '../support/modelForSuite.js';
 import { connectStdio, newClient, tempDir } from '../support/mcpClients.js';
 import { CLI, FIXTURES } from '../support/paths.js';
 import { FileStore } from '../../src/store/fileStore.js';

@@ -43,6 +43,7 @@ describe('stdio', () => {
 
     const lines = stdout.split('\n').filter((line) => line.length > 0);
     expect(lines.length).toBe(2);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw JSON-RPC replies read field by field
     const messages = lines.map((line) => JSON.parse(line) as { jsonrpc: string; id: number; result: any });
     expect(messages.every((m) => m.jsonrpc === '2.0')).toBe(true);
     expect(messages[0]!.result.protocolVersion).toBe('2025-11-25');

@@ -36,7 +36,7 @@ describe('subagents over stdio', () => {
       new StdioClientTransport({
         command: process.execPath,
         args: [CLI, 'serve', '--dir', AGENTS],
-        env: { ...process.env, ...env(), AGENTPORT_DATA_DIR: dataDir } as Record<string, string>,
+        env: { ...process.env, ...env(), AGENTPORT_DATA_DIR: dataDir },
         stderr: 'pipe',
       }),
     );

@@ -105,6 +105,7 @@ describe('prompty fixtures', () => {
         error = err;
       }
       if (!expected.error) {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrown as caught
         if (error) throw error;
         return;
       }

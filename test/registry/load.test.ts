@@ -59,7 +59,7 @@ describe('loading the example agents', () => {
     const support = registry.prompts.get('support')!;
     expect(support.systemText).toBe(
       'You are the support assistant of an online shop.\n\n' +
-        registry.prompts.get('house_style')!.definition.prompt +
+        (registry.prompts.get('house_style')!.definition.prompt as string) +
         '\n\nUse lookup_order for anything about a specific order.',
     );
   });

@@ -7,6 +7,7 @@ import { startInProcess, textOf } from '../support/inProcess.js';
 import { RUNTIME_AGENTS, useRuntimeHarness } from './harness.js';
 
 const h = useRuntimeHarness({ API_TOKEN: 'tok-123456' });
+// eslint-disable-next-line @typescript-eslint/unbound-method -- the harness's members are closures
 const { model, sent, call } = h;
 /** What the record_call fixture tool saw (it runs in a module instance of its own). */
 const calls: Array<{ label: string; step: number; side: string; aborted: boolean; thread: string }> = ((
@@ -340,6 +341,7 @@ describe('deeply nested arguments', () => {
     model.reply({ toolCalls: [{ id: 'd', name: 'deep_args', arguments: args }] }, { text: 'deep' });
     await call('calculator', { message: 'deep' });
     const [first, second] = sent();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a deep JSON Schema read level by level
     const schema = first!.tools!.find((t) => t.function.name === 'deep_args')!.function.parameters as any;
     const leaf = schema.properties.l2.properties.l3.properties.l4.properties.l5.properties.l6.properties.l7.properties.leaf;
     expect(leaf).toEqual({ type: ['string', 'number'], description: 'The leaf value' });

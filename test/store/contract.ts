@@ -269,16 +269,16 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
           await store.appendMessage(t.id, { role: 'user', content: '3' }),
           await store.appendMessage(t.id, { role: 'assistant', content: '4' }),
         ];
-        await store.deleteMessages(t.id, [m2!.id, m4!.id, 'no-such-id']);
+        await store.deleteMessages(t.id, [m2.id, m4.id, 'no-such-id']);
         expect(await store.listMessages(t.id)).toEqual([m1, m3]);
         // m4 had the highest seq: the next append goes after it anyway.
         const m5 = await store.appendMessage(t.id, { role: 'user', content: '5' });
         expect(m5.seq).toBe(5);
         expect((await store.listMessages(t.id)).map((m) => m.seq)).toEqual([1, 3, 5]);
-        await store.deleteMessages(t.id, [m1!.id, m3!.id, m5.id]);
+        await store.deleteMessages(t.id, [m1.id, m3.id, m5.id]);
         expect(await store.listMessages(t.id)).toEqual([]);
         expect((await store.appendMessage(t.id, { role: 'user', content: '6' })).seq).toBe(6);
-        await expectStoreError(store.updateMessage(t.id, m2!.id, { content: 'back?' }), 'INVALID_ARGUMENTS', m2!.id);
+        await expectStoreError(store.updateMessage(t.id, m2.id, { content: 'back?' }), 'INVALID_ARGUMENTS', m2.id);
       });
 
       it('ignores unknown ids and an empty list in deleteMessages, and refuses an unknown thread or non-string ids', async () => {

@@ -6,14 +6,14 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 
-export interface ScriptedToolCall {
+interface ScriptedToolCall {
   id?: string;
   name: string;
   arguments: unknown;
 }
 
 /** Token counts the reply reports (default: 10 in, 5 out). */
-export interface ScriptedUsage {
+interface ScriptedUsage {
   prompt_tokens: number;
   completion_tokens: number;
   cached_tokens?: number;

@@ -13,7 +13,7 @@ import { CLI } from './paths.js';
 
 export type Era = 'legacy' | 'modern';
 
-export const MODERN_VERSION = '2026-07-28';
+const MODERN_VERSION = '2026-07-28';
 
 export function newClient(era: Era): Client {
   return new Client(
@@ -74,7 +74,7 @@ export async function startHttpServer(options: ServeEnv & { host?: string }): Pr
   let stderr = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`HTTP server did not start:\n${stderr}`)), 20_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
       const match = /at (http:\/\/\S+\/mcp)/.exec(stderr);
       if (match?.[1]) {

@@ -11,7 +11,7 @@ import { FIXTURES } from './paths.js';
 import { tempDir } from './mcpClients.js';
 
 export const STDIO_UPSTREAM = path.join(FIXTURES, 'upstream', 'stdio.mjs');
-export const HTTP_UPSTREAM = path.join(FIXTURES, 'upstream', 'http.mjs');
+const HTTP_UPSTREAM = path.join(FIXTURES, 'upstream', 'http.mjs');
 
 export interface UpstreamEvent {
   pid: number;
@@ -50,11 +50,11 @@ export interface HttpUpstream {
 export async function startHttpUpstream(env: Record<string, string>): Promise<HttpUpstream> {
   const child = spawn(process.execPath, [HTTP_UPSTREAM], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the HTTP upstream did not start:\n${stderr}`)), 15_000);
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /listening (\S+)/.exec(out);
       if (match?.[1]) {

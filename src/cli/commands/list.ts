@@ -39,7 +39,7 @@ export function registerListCommand(program: Command): void {
         const required = new Set((tool.inputSchema.required as string[] | undefined) ?? []);
         process.stdout.write(`${tool.name}  ${tool.description}\n`);
         for (const [name, schema] of Object.entries(properties)) {
-          const type = Array.isArray(schema.type) ? schema.type.join('|') : String(schema.type ?? 'any');
+          const type = Array.isArray(schema.type) ? schema.type.join('|') : typeof schema.type === 'string' ? schema.type : 'any';
           const flag = required.has(name) ? '' : '?';
           process.stdout.write(`  ${name}${flag}: ${type}${schema.description ? `  ${schema.description}` : ''}\n`);
         }

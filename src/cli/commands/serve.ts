@@ -288,8 +288,8 @@ export function registerServeCommand(program: Command): void {
         log.info(
           `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}${oauth ? ` (OAuth: tokens from ${oauth.issuer})` : ''}`,
         );
-        process.once('SIGINT', () => stop('SIGINT', running.close));
-        process.once('SIGTERM', () => stop('SIGTERM', running.close));
+        process.once('SIGINT', () => stop('SIGINT', () => running.close()));
+        process.once('SIGTERM', () => stop('SIGTERM', () => running.close()));
       } catch (error) {
         fail(error instanceof Error ? error.message : String(error));
       }

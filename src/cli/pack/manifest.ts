@@ -8,7 +8,7 @@ import { BASE_URL_ENV, DEFAULT_API_KEY_ENV } from '../../models/resolveModel.js'
 import type { Registry } from '../../registry/types.js';
 import { toolDeclarations } from '../../runtime/variables/variables.js';
 
-export interface UserConfigOption {
+interface UserConfigOption {
   type: 'string';
   title: string;
   description: string;
@@ -46,7 +46,7 @@ export interface ManifestInput {
 }
 
 /** Paths inside the bundle; `${__dirname}` is the folder the host unpacked it into. */
-export const BUNDLE_ENTRY = 'server/dist/cli/main.js';
+const BUNDLE_ENTRY = 'server/dist/cli/main.js';
 export const BUNDLE_AGENTS = 'agents';
 
 export function buildManifest(registry: Registry, input: ManifestInput): BundleManifest {
@@ -79,7 +79,7 @@ export function buildManifest(registry: Registry, input: ManifestInput): BundleM
 }
 
 /** `user_config` keys (the env variable's name in lower case) with the variable each fills. */
-export function userConfigFor(registry: Registry): Record<string, UserConfigOption & { envName: string }> {
+function userConfigFor(registry: Registry): Record<string, UserConfigOption & { envName: string }> {
   const out: Record<string, UserConfigOption & { envName: string }> = {};
   const add = (envName: string, option: UserConfigOption) => {
     const key = envName.toLowerCase();

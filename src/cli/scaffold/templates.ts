@@ -6,7 +6,7 @@
  */
 
 /** Versions the scaffolded package.json asks for besides agentport-mcp itself. */
-export const SCAFFOLD_VERSIONS = {
+const SCAFFOLD_VERSIONS = {
   zod: '^4.2.0',
   typescript: '^5.9.0',
   '@types/node': '^20.19.0',

@@ -23,7 +23,7 @@ export function sideView(messages: readonly StoredMessage[], side: 'a' | 'b'): S
       const text = textOf(message.content);
       if (text.trim() !== '') out.push(asOtherSide(message, text));
     } else if (message.role === 'tool' && typeof message.meta?.[TURN_RESPONSE_META] === 'string') {
-      out.push(asOtherSide(message, message.meta[TURN_RESPONSE_META] as string));
+      out.push(asOtherSide(message, message.meta[TURN_RESPONSE_META]));
     }
   }
   return out;

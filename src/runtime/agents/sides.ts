@@ -81,7 +81,7 @@ const filteredToolsets = new WeakMap<readonly OfferedTool[], Map<string, Offered
 
 function withoutSubagents(toolset: OfferedTool[], off: ReadonlySet<string>): OfferedTool[] {
   let byKey = filteredToolsets.get(toolset);
-  if (!byKey) filteredToolsets.set(toolset, (byKey = new Map()));
+  if (!byKey) filteredToolsets.set(toolset, (byKey = new Map<string, OfferedTool[]>()));
   const key = [...off].sort().join(',');
   let filtered = byKey.get(key);
   if (!filtered) {
@@ -133,7 +133,7 @@ function sideToolset(
   const base = toolsetForTurn(services, prompt, extra);
   if (controls.size === 0) return base;
   let byControls = sideToolsets.get(base);
-  if (!byControls) sideToolsets.set(base, (byControls = new Map()));
+  if (!byControls) sideToolsets.set(base, (byControls = new Map<string, OfferedTool[]>()));
   const key = JSON.stringify([...controls.values()]);
   let toolset = byControls.get(key);
   if (toolset) return toolset;

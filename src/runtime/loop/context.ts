@@ -12,7 +12,7 @@ import type { ContentPart, Store, StoredMessage } from '../../store/types.js';
 import { sideView } from '../agents/sideView.js';
 import type { Run, Side } from '../run/types.js';
 
-export const DEFAULT_RECENT_IMAGE_THRESHOLD = 10;
+const DEFAULT_RECENT_IMAGE_THRESHOLD = 10;
 
 /** The messages of one step's model request, hooks applied and secrets redacted. */
 export async function assembleContext(run: Run, side: Side, state: ThreadState, insistOnTool: boolean): Promise<ModelRequestMessage[]> {
@@ -35,11 +35,7 @@ export async function assembleContext(run: Run, side: Side, state: ThreadState, 
   return run.redactor.deep(messages);
 }
 
-export function selectHistory(
-  prompt: PromptDefinition,
-  earlier: readonly StoredMessage[],
-  current: readonly StoredMessage[],
-): StoredMessage[] {
+function selectHistory(prompt: PromptDefinition, earlier: readonly StoredMessage[], current: readonly StoredMessage[]): StoredMessage[] {
   if (!prompt.includeChat) return [...current];
   const past = prompt.includePastTools ? [...earlier] : earlier.flatMap(withoutTools);
   return [...past, ...current];
@@ -57,12 +53,7 @@ export function withoutTools(message: StoredMessage): StoredMessage[] {
 }
 
 /** Loads the image data of recent messages as data URLs (on copies; the store is untouched). */
-export async function resolveImages(
-  store: Store,
-  threadId: string,
-  messages: StoredMessage[],
-  threshold: number,
-): Promise<StoredMessage[]> {
+async function resolveImages(store: Store, threadId: string, messages: StoredMessage[], threshold: number): Promise<StoredMessage[]> {
   const first = Math.max(0, messages.length - threshold);
   const out = messages.slice();
   for (let i = first; i < messages.length; i++) {

@@ -44,7 +44,7 @@ async function runToolCall(run: Run, side: Side, call: StoredToolCall): Promise<
   const tool = side.toolset.find((t) => t.name === call.name);
   const state = threadState(run, side, tool);
   run.progress(`${side.label}: running ${call.name}`);
-  const executed = await runTool(run, side, call.name, call.arguments, state);
+  const executed = await runTool(run, side, call.name, call.arguments);
   const { args, attachments } = executed;
   const hookCall: HookToolCall = { id: call.id, name: call.name, args };
   // Redacted before the hooks see it and after: a hook's replacement is output like any other.

@@ -57,7 +57,7 @@ type RunRecord = Omit<RunView, 'threadId' | 'id' | 'progress'>;
 /** How long a finished run stays in memory before run_wait answers from the store. */
 const SETTLED_KEPT_MS = 10 * 60_000;
 /** The longest a single run_wait waits. */
-export const MAX_WAIT_MS = 50_000;
+const MAX_WAIT_MS = 50_000;
 
 export class RunHandles {
   private readonly handles = new Map<string, Handle>();

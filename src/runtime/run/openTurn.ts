@@ -40,7 +40,9 @@ export async function openTurn(prompt: LoadedPrompt, args: Record<string, unknow
     throw new AgentportError('PROMPTY_RENDER', `cannot render ${prompt.name}: ${errorMessage(error)}`, data, { cause: error });
   }
   const { before, after } = splitAtThread(rendered.messages);
-  const extraTools = rendered.tools.map((tool) => (typeof tool === 'string' ? tool : String(tool.name ?? tool.id ?? '')));
+  const extraTools = rendered.tools.map((tool) =>
+    typeof tool === 'string' ? tool : ([tool.name, tool.id].find((v): v is string => typeof v === 'string') ?? ''),
+  );
   // The preamble is sent as it is at every step: no image threshold applies to it.
   const preamble = toWireMessages(before.map(toStored), { recentImageThreshold: Number.POSITIVE_INFINITY, includeReasoning: false });
   const turn = after.map(toStored);

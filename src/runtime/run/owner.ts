@@ -17,7 +17,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Store, ThreadRecord } from '../../store/types.js';
 
 /** Thread meta: the subject the thread belongs to. */
-export const OWNER_META = 'owner';
+const OWNER_META = 'owner';
 
 const callers = new AsyncLocalStorage<string | undefined>();
 

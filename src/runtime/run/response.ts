@@ -20,7 +20,7 @@ export function parseResponse(schema: ToolArgs, text: string): { data: Record<st
     const problems = checked.error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : 'the answer'}: ${issue.message}`);
     return invalid(`the answer does not match the prompt's responseSchema: ${problems.join('; ')}`, text);
   }
-  return { data: checked.data as Record<string, unknown> };
+  return { data: checked.data };
 }
 
 function invalid(message: string, text: string): { error: ErrorInfo } {

@@ -162,6 +162,6 @@ export type Elicit = (request: {
 }) => Promise<Record<string, string> | undefined>;
 
 /** Work queued through ThreadState, for the side whose tool or hook queued it. */
-export type QueuedItem = { side: 'a' | 'b' } & (
+type QueuedItem = { side: 'a' | 'b' } & (
   { kind: 'message'; message: NewMessage } | { kind: 'tool'; name: string; args: Record<string, unknown> }
 );

@@ -125,7 +125,7 @@ export async function threadView(services: Services, threadId: string, name?: st
 }
 
 /** Instances of a subagent that count toward its maxInstances: live ones, and ones waiting for variables. */
-export function instancesOf(meta: Record<string, unknown> | undefined, agent: string): number {
+function instancesOf(meta: Record<string, unknown> | undefined, agent: string): number {
   const live = childRecords(meta).filter((r) => r.agent === agent && !r.terminated).length;
   const waiting = Object.values(pendingOf(meta)).filter((p) => p.subagent === agent).length;
   return live + waiting;

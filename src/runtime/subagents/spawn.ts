@@ -202,7 +202,7 @@ function rewritePaths<T>(value: T, moved: ReadonlyMap<string, string>): T {
     for (const [from, to] of moved) out = out.replace(pathPattern(from), to);
     return out as T;
   }
-  if (Array.isArray(value)) return value.map((item) => rewritePaths(item, moved)) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => rewritePaths(item, moved)) as T;
   if (value && typeof value === 'object')
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewritePaths(v, moved)])) as T;
   return value;

@@ -3,7 +3,7 @@
  * agents called as tools), control tools, and the tool_search of deferred
  * tools. Used for the model's tool calls and for ThreadState.invokeTool.
  */
-import type { ThreadState, ToolResult } from '../../definitions/types.js';
+import type { ToolResult } from '../../definitions/types.js';
 import { errorMessage, isStop } from '../../errors.js';
 import { TOOL_SEARCH_NAME } from '../../search/toolSearchTool.js';
 import type { AttachmentRef } from '../../store/types.js';
@@ -17,7 +17,7 @@ import { withLoadedTools } from './deferredTools.js';
 import type { OfferedControlTool } from './toolset.js';
 import { joinUpstreamTools, runUpstreamTool } from './upstreamTools.js';
 
-export async function runTool(run: Run, side: Side, name: string, argumentText: string, state: ThreadState): Promise<ExecutedTool> {
+export async function runTool(run: Run, side: Side, name: string, argumentText: string): Promise<ExecutedTool> {
   let tool = side.toolset.find((t) => t.name === name);
   if (!tool && run.services.upstream && name.includes('__')) {
     // An upstream tool called before the side's first model step (ThreadState.invokeTool): its list joins now.

@@ -15,6 +15,9 @@ import { freePath } from '../state/files.js';
 import { timerDelay } from '../limits.js';
 import type { OfferedFunctionTool } from './toolset.js';
 
+// eslint-disable-next-line no-control-regex -- path separators and control characters are what it refuses
+const NOT_A_FILE_NAME = /[/\\\u0000-\u001f]/;
+
 export interface ExecutedTool {
   result: ToolResult;
   /** The validated arguments (empty when they were invalid). */
@@ -72,7 +75,7 @@ async function execute(
   if (definition.args && isZodObject(definition.args)) {
     const validated = definition.args.safeParse(parsed);
     if (validated.success) {
-      args = validated.data as Record<string, unknown>;
+      args = validated.data;
       result = await run(
         () => (definition.execute as (s: unknown, a: unknown) => unknown)(state, args),
         runSignal,
@@ -92,7 +95,7 @@ async function execute(
   }
 
   if (result.attachments?.length) {
-    const stored = await storeAttachments(store, state.threadId, result.attachments as readonly unknown[]);
+    const stored = await storeAttachments(store, state.threadId, result.attachments);
     attachments = stored.refs;
     if (stored.errors.length) {
       result = { ...result, status: 'error', error: [result.error, ...stored.errors].filter(Boolean).join('; ') };
@@ -230,7 +233,7 @@ function attachmentProblem(item: unknown): string | undefined {
     if (typeof entry.data !== 'string') return 'data must be a base64 string';
     if (typeof entry.mimeType !== 'string' || !entry.mimeType) return 'mimeType must be a non-empty string';
     const name = entry.name;
-    if (typeof name !== 'string' || name.trim() === '' || name === '.' || name === '..' || /[\/\\\u0000-\u001f]/.test(name)) {
+    if (typeof name !== 'string' || name.trim() === '' || name === '.' || name === '..' || NOT_A_FILE_NAME.test(name)) {
       return `name must be a file name (not empty, ".", ".." or a path), got ${describe(name)}`;
     }
     return undefined;

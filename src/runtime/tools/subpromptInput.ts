@@ -32,7 +32,7 @@ export function subpromptInput(tool: { name: string; prompt: LoadedPrompt; confi
   if (schema) {
     const validated = schema.safeParse(args);
     if (!validated.success) throw invalid(describeZodIssues(validated.error.issues));
-    args = validated.data as Record<string, unknown>;
+    args = validated.data;
   } else if (typeof args.message !== 'string' && !tool.config.initUserMessageProperty) {
     throw invalid('message: expected a string');
   }
@@ -49,6 +49,11 @@ export function subpromptInput(tool: { name: string; prompt: LoadedPrompt; confi
 
   const attachmentProperty = tool.config.initAttachmentsProperty;
   const raw = attachmentProperty ? args[attachmentProperty] : undefined;
-  const attachmentPaths = raw === undefined ? [] : Array.isArray(raw) ? raw.map(String) : [String(raw)];
+  const attachmentPaths = raw === undefined ? [] : (Array.isArray(raw) ? raw : [raw]).map(attachmentPath);
   return { args, message, attachmentPaths };
+}
+
+/** A path as given; any other value as its JSON text (which names no file). */
+function attachmentPath(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }

@@ -14,7 +14,7 @@
  * contains `Errors:` or `2. x()` cannot be mistaken for a header or an entry.
  */
 
-export interface SubpromptToolCallRecord {
+interface SubpromptToolCallRecord {
   name: string;
   /** Raw JSON text of the arguments as the model sent them. */
   arguments: string;

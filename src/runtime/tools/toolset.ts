@@ -84,7 +84,7 @@ export type OfferedTool =
   OfferedFunctionTool | OfferedSubprompt | OfferedControlTool | OfferedSubagent | OfferedLifecycleTool | OfferedUpstreamTool;
 
 export const SUBAGENT_CREATE = 'subagent_create';
-export const SUBAGENT_MESSAGE = 'subagent_message';
+const SUBAGENT_MESSAGE = 'subagent_message';
 
 export function buildToolset(registry: Registry, prompt: PromptDefinition, extra: readonly ToolReference[] = []): OfferedTool[] {
   const offered: OfferedTool[] = [];
@@ -112,7 +112,7 @@ export function buildToolset(registry: Registry, prompt: PromptDefinition, extra
     }
     const agent = registry.agents.get(config.name);
     if (agent?.definition.type === 'dual_ai') {
-      const spec = specOf(registry, agent, config as SubagentToolConfig);
+      const spec = specOf(registry, agent, config);
       if (spec.resumable) resumable.push(spec);
       else offered.push(subagentTool(spec));
       continue;

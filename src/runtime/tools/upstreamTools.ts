@@ -58,7 +58,7 @@ export async function joinUpstreamTools(run: Run, side: Side): Promise<void> {
   if (sideKeys.get(side) === key) return;
   const base = baseOf.get(side.toolset) ?? side.toolset;
   let byKey = merged.get(base);
-  if (!byKey) merged.set(base, (byKey = new Map()));
+  if (!byKey) merged.set(base, (byKey = new Map<string, OfferedTool[]>()));
   let toolset = byKey.get(key);
   if (!toolset) {
     toolset = [

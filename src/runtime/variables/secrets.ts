@@ -5,7 +5,7 @@
  */
 import { hideInLogs, secretForms } from '../../log.js';
 
-export const REDACTED = '[redacted secret]';
+const REDACTED = '[redacted secret]';
 
 export class Redactor {
   private readonly secrets = new Set<string>();
@@ -47,7 +47,7 @@ export class Redactor {
   deep<T>(value: T): T {
     if (this.secrets.size === 0) return value;
     if (typeof value === 'string') return this.text(value) as T;
-    if (Array.isArray(value)) return value.map((item) => this.deep(item)) as T;
+    if (Array.isArray(value)) return value.map((item: unknown) => this.deep(item)) as T;
     if (value && typeof value === 'object') {
       const out: Record<string, unknown> = {};
       for (const [key, inner] of Object.entries(value)) out[key] = this.deep(inner);

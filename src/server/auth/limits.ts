@@ -72,7 +72,7 @@ export function withUserLimits(runtime: Runtime, limits: UserLimits, now: () => 
       try {
         admit(user);
       } catch (error) {
-        return Promise.reject(error);
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
       const call = runtime.runPrompt(request);
       void call.then(

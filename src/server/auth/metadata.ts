@@ -9,7 +9,7 @@
 import { getOAuthProtectedResourceMetadataUrl, type OAuthProtectedResourceMetadata } from '@modelcontextprotocol/server';
 import type { OAuthSettings } from './settings.js';
 
-export const METADATA_PATH = '/.well-known/oauth-protected-resource';
+const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 export interface ResourceMetadata {
   /** The document. */

@@ -124,7 +124,7 @@ interface IssuerMetadata {
  * then OpenID Connect discovery, at the places the MCP authorization spec
  * lists. The document must name the same issuer.
  */
-export async function discoverIssuer(issuer: string): Promise<IssuerMetadata> {
+async function discoverIssuer(issuer: string): Promise<IssuerMetadata> {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/$/, '');
   const candidates = path

@@ -11,13 +11,13 @@
 import type { PoolClient } from 'pg';
 import { AgentportError } from '../../errors.js';
 
-export interface Migration {
+interface Migration {
   version: number;
   description: string;
   sql: (schema: string) => string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [
+const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     description: 'threads, messages, files, variables',

@@ -35,7 +35,7 @@ import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, Store, StoredMe
 import { migrate } from './migrations.js';
 
 /** The largest file a thread may keep here (PostgreSQL's own limit for one value is 1 GB). */
-export const MAX_FILE_BYTES = 256 * 1024 * 1024;
+const MAX_FILE_BYTES = 256 * 1024 * 1024;
 const LOCK_POLL_MS = 50;
 
 export interface PostgresStoreOptions {
