@@ -3,6 +3,7 @@
  * and a registry loaded from it with its problems printed to stderr.
  */
 import { readdirSync, statSync, type Dirent } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { formatIssue, suggestName, type LoadIssue } from '../definitions/issues.js';
 import { discoverDefinitionFiles, KIND_FOLDERS } from '../registry/discover.js';
@@ -26,7 +27,16 @@ export function agentsDirOf(options: DirOptions): string {
 /** `--data-dir`, `AGENTPORT_DATA_DIR`, or `.agentport/` beside the agents folder. */
 export function dataDirOf(options: DirOptions): string {
   const explicit = options.dataDir ?? process.env.AGENTPORT_DATA_DIR;
-  return explicit ? path.resolve(explicit) : path.join(path.dirname(agentsDirOf(options)), '.agentport');
+  return explicit ? path.resolve(expandHome(explicit)) : path.join(path.dirname(agentsDirOf(options)), '.agentport');
+}
+
+/**
+ * A leading `${HOME}`: a bundle's data folder defaults to `${HOME}/...`,
+ * which the MCPB spec lets hosts substitute in defaults, but mcpb's own
+ * config code passes a default through unexpanded.
+ */
+function expandHome(dir: string): string {
+  return dir.replace(/^\$\{HOME\}(?=$|[\\/])/, () => os.homedir());
 }
 
 export interface LoadedForCommand {
@@ -35,12 +45,14 @@ export interface LoadedForCommand {
   errors: LoadIssue[];
 }
 
-export async function loadForCommand(options: DirOptions): Promise<LoadedForCommand> {
+/** `env`: where `${env:}` in agents/mcp.json is looked up, when not process.env. */
+export async function loadForCommand(options: DirOptions, env?: Readonly<Record<string, string | undefined>>): Promise<LoadedForCommand> {
   const agentsDir = agentsDirOf(options);
   await assertAgentsDir(agentsDir, options);
   const { registry, issues } = await loadRegistry({
     agentsDir,
     cacheDir: path.join(dataDirOf(options), 'cache', 'jiti'),
+    ...(env ? { env } : {}),
   });
   return { registry, issues, errors: issues.filter((i) => i.severity === 'error') };
 }

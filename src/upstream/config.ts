@@ -16,10 +16,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LoadIssue } from '../definitions/issues.js';
-import { expandEnv } from './envExpand.js';
+import { envReferences, expandEnv } from './envExpand.js';
 import { UpstreamSecrets, isSecretEnv, isSecretHeader } from './secrets.js';
 
-const UPSTREAM_CONFIG_FILE = 'mcp.json';
+export const UPSTREAM_CONFIG_FILE = 'mcp.json';
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
 /** Room for the tool part of `<server>__<tool>` within 64 characters. */
 const MAX_SERVER_NAME = 30;
@@ -136,11 +136,7 @@ function parseServer(
   warn: (field: string, message: string) => void,
 ): UpstreamServerConfig | undefined {
   const type = entry.type;
-  const http =
-    type === 'http' ||
-    type === 'streamable-http' ||
-    type === 'streamableHttp' ||
-    (type === undefined && entry.url !== undefined && entry.command === undefined);
+  const http = isHttpEntry(entry);
   if (type === 'sse') {
     error(
       `${at}.type`,
@@ -235,6 +231,76 @@ function parseServer(
     return undefined;
   }
   return { name, transport: 'stdio', command, args, env, cwd: path.resolve(options.agentsDir, cwd), timeoutMs };
+}
+
+function isHttpEntry(entry: Record<string, unknown>): boolean {
+  const type = entry.type;
+  return (
+    type === 'http' ||
+    type === 'streamable-http' ||
+    type === 'streamableHttp' ||
+    (type === undefined && entry.url !== undefined && entry.command === undefined)
+  );
+}
+
+/** A `${env:}` variable mcp.json uses, for asking for it elsewhere (a bundle's settings). */
+export interface UpstreamVariable {
+  name: string;
+  /** The default of its `${env:NAME:default}`; none when some use has no default. */
+  fallback?: string;
+  /** Named like a credential, in a header value, or in an env entry named like one. */
+  secret: boolean;
+  /** The servers that use it. */
+  servers: string[];
+}
+
+/**
+ * The variables mcp.json text refers to, in the fields each server's
+ * transport expands (the other keys are ignored when loading, so they are
+ * not asked for). Malformed text or entries give nothing: loading reports them.
+ */
+export function upstreamVariables(text: string): UpstreamVariable[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (!isRecord(raw) || !isRecord(raw.mcpServers)) return [];
+  const found = new Map<string, UpstreamVariable & { withoutDefault: boolean }>();
+  const note = (server: string, value: unknown, secret: boolean) => {
+    if (typeof value !== 'string') return;
+    for (const { name, fallback } of envReferences(value)) {
+      let variable = found.get(name);
+      if (!variable) {
+        variable = { name, secret: false, servers: [], withoutDefault: false };
+        found.set(name, variable);
+      }
+      variable.secret ||= secret || isSecretEnv(name);
+      if (!variable.servers.includes(server)) variable.servers.push(server);
+      if (fallback === undefined) variable.withoutDefault = true;
+      else variable.fallback ??= fallback;
+    }
+  };
+  const noteMap = (server: string, value: unknown, secretKey: (key: string) => boolean) => {
+    if (isRecord(value)) for (const [key, inner] of Object.entries(value)) note(server, inner, secretKey(key));
+  };
+  for (const [server, entry] of Object.entries(raw.mcpServers)) {
+    if (!isRecord(entry)) continue;
+    if (isHttpEntry(entry)) {
+      note(server, entry.url, false);
+      // Headers carry credentials; their ${env:} values are redacted whatever the header's name.
+      noteMap(server, entry.headers, () => true);
+    } else {
+      note(server, entry.command, false);
+      if (Array.isArray(entry.args)) for (const arg of entry.args) note(server, arg, false);
+      noteMap(server, entry.env, isSecretEnv);
+      note(server, entry.cwd, false);
+    }
+  }
+  return [...found.values()].map(({ withoutDefault, fallback, ...variable }) =>
+    withoutDefault || fallback === undefined ? variable : { ...variable, fallback },
+  );
 }
 
 /** What `doctor` and `list --upstream` show about a server (never its env or headers). */

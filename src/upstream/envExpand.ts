@@ -17,12 +17,33 @@ export interface Expanded {
   fromEnv: Array<{ name: string; value: string }>;
 }
 
+/** One placeholder: the variable and its default, if it has one. */
+interface EnvReference {
+  name: string;
+  fallback?: string;
+}
+
+function referenceOf(
+  envName: string | undefined,
+  envDefault: string | undefined,
+  bareName: string | undefined,
+  bareDefault: string | undefined,
+): EnvReference {
+  const name = (envName ?? bareName)!;
+  const fallback = envName !== undefined ? envDefault : bareDefault;
+  return fallback === undefined ? { name } : { name, fallback };
+}
+
+/** The variables a string refers to, in order (what `pack` asks the bundle's user for). */
+export function envReferences(text: string): EnvReference[] {
+  return [...text.matchAll(PLACEHOLDER)].map((m) => referenceOf(m[1], m[2], m[3], m[4]));
+}
+
 export function expandEnv(text: string, env: Readonly<Record<string, string | undefined>>): Expanded {
   const missing: string[] = [];
   const fromEnv: Array<{ name: string; value: string }> = [];
   const value = text.replace(PLACEHOLDER, (_match, envName?: string, envDefault?: string, bareName?: string, bareDefault?: string) => {
-    const name = (envName ?? bareName)!;
-    const fallback = envName !== undefined ? envDefault : bareDefault;
+    const { name, fallback } = referenceOf(envName, envDefault, bareName, bareDefault);
     const found = env[name];
     if (found !== undefined) {
       fromEnv.push({ name, value: found });

@@ -1,16 +1,21 @@
 /**
  * `agentport pack`: the built CLI packs an agents folder into an MCP Bundle;
  * mcpb's own CLI validates and unpacks it; the unpacked bundle is started
- * the way Claude Desktop starts it (mcp_config with `${__dirname}` and
- * `${user_config.*}` substituted, only the mapped environment) and answers
- * tools/list through the real MCP client.
+ * the way Claude Desktop starts it (mcp_config resolved by mcpb's own config
+ * code: `${__dirname}`, `${user_config.*}` and defaults substituted; only the
+ * mapped environment), answers tools/list through the real MCP client, and
+ * keeps its threads in the data folder it is given.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { getMcpConfigForManifest, type McpbManifestAny } from '@anthropic-ai/mcpb';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataDirOf } from '../../src/cli/context.js';
+import { FakeModelServer } from '../support/fakeModelServer.js';
 import { connectStdio, newClient, tempDir } from '../support/mcpClients.js';
 import { CLI, EXAMPLE_AGENTS, FIXTURES, REPO_ROOT } from '../support/paths.js';
 
@@ -22,12 +27,20 @@ interface Manifest {
   name: string;
   server: { type: string; entry_point: string; mcp_config: { command: string; args: string[]; env: Record<string, string> } };
   tools: Array<{ name: string; description?: string }>;
-  user_config?: Record<string, { type: string; required?: boolean; sensitive?: boolean; default?: string }>;
+  user_config?: Record<
+    string,
+    { type: string; title: string; description: string; required?: boolean; sensitive?: boolean; default?: string }
+  >;
 }
 
+/** Variables the upstream fixture uses: unset while packing, as on a machine that never ran those servers. */
+const UPSTREAM_VARIABLES = ['GITHUB_TOKEN', 'GITHUB_ORG', 'GITHUB_MCP_URL', 'GH_PAT_VALUE', 'FILES_REGION', 'DOCS_DIR', 'HOSTED_MCP_URL'];
+
 async function agentport(args: string[]) {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !UPSTREAM_VARIABLES.includes(name)) env[name] = value;
   return exec(process.execPath, [CLI, ...args], {
-    env: { ...process.env, AGENTPORT_DATA_DIR: tempDir(), OPENAI_API_KEY: '' },
+    env: { ...env, AGENTPORT_DATA_DIR: tempDir(), OPENAI_API_KEY: '' },
     cwd: tempDir('agentport-pack-cwd-'),
   });
 }
@@ -46,15 +59,31 @@ async function packAndUnpack(agentsDir: string): Promise<{ bundle: string; dir: 
 }
 
 /** What Claude Desktop does with mcp_config: `${__dirname}` is the unpacked folder, `${user_config.x}` the user's value or the default. */
-function substitute(text: string, dir: string, values: Record<string, string>): string {
-  return text.replace(/\$\{__dirname\}/g, dir).replace(/\$\{user_config\.([^}]+)\}/g, (_, key: string) => values[key] ?? '');
+async function hostConfig(manifest: Manifest, dir: string, values: Record<string, string>, home: string) {
+  const config = await getMcpConfigForManifest({
+    manifest: manifest as unknown as McpbManifestAny,
+    extensionPath: dir,
+    systemDirs: {
+      HOME: home,
+      DESKTOP: path.join(home, 'Desktop'),
+      DOCUMENTS: path.join(home, 'Documents'),
+      DOWNLOADS: path.join(home, 'Downloads'),
+    },
+    userConfig: values,
+    pathSeparator: path.sep,
+  });
+  if (!config) throw new Error('mcpb resolved no mcp_config (a required field without a value?)');
+  return { command: config.command, args: config.args ?? [], env: config.env ?? {} };
 }
 
 describe('agentport pack', () => {
   let packed: Awaited<ReturnType<typeof packAndUnpack>>;
   const closers: Array<() => Promise<void>> = [];
+  const model = new FakeModelServer();
 
   beforeAll(async () => {
+    await model.start();
+    closers.push(() => model.stop());
     packed = await packAndUnpack(EXAMPLE_AGENTS);
   }, 120_000);
 
@@ -73,12 +102,30 @@ describe('agentport pack', () => {
       mcp_config: {
         command: 'node',
         args: ['${__dirname}/server/dist/cli/main.js', 'serve', '--dir', '${__dirname}/agents'],
-        env: { OPENAI_API_KEY: '${user_config.openai_api_key}' },
+        env: { OPENAI_API_KEY: '${user_config.openai_api_key}', AGENTPORT_DATA_DIR: '${user_config.agentport_data_dir}' },
       },
     });
     expect(manifest.user_config?.openai_api_key).toMatchObject({ type: 'string', required: true, sensitive: true });
     // An optional field has a default, so hosts substitute '' rather than the literal placeholder.
     expect(manifest.user_config?.openai_base_url).toMatchObject({ required: false, default: '' });
+    // Threads outside the folder the bundle is unpacked into, which updates replace.
+    expect(manifest.user_config?.agentport_data_dir).toMatchObject({
+      type: 'directory',
+      required: false,
+      default: `\${HOME}/.agentport/${manifest.name}`,
+    });
+    // agents/mcp.json's ${env:AGENTPORT_DOCS_DIR:../docs}: optional, with its default.
+    expect(manifest.user_config?.agentport_docs_dir).toMatchObject({ type: 'string', required: false, default: '../docs' });
+    expect(manifest.user_config?.agentport_docs_dir?.sensitive).toBeUndefined();
+  });
+
+  it('[EC-3] the default data folder is under the home folder, whether or not the host expands ${HOME} in defaults', async () => {
+    const { dir, manifest } = packed;
+    const config = await hostConfig(manifest, dir, { openai_api_key: 'sk-test-bundle' }, os.homedir());
+    // mcpb's config code passes the default as written; serve expands it.
+    const value = config.env.AGENTPORT_DATA_DIR!;
+    expect(dataDirOf({ dataDir: value })).toBe(path.join(os.homedir(), '.agentport', manifest.name));
+    expect(dataDirOf({ dataDir: value.replace('${HOME}', os.homedir()) })).toBe(path.join(os.homedir(), '.agentport', manifest.name));
   });
 
   it('[EC-3] holds agentport, the agents folder and production dependencies only', () => {
@@ -96,23 +143,25 @@ describe('agentport pack', () => {
     }
   });
 
-  it('[EC-3] starts unpacked the way Claude Desktop runs it and lists the same tools as the folder served from here', async () => {
+  it('[EC-3] starts unpacked the way Claude Desktop runs it, lists the same tools as the folder served from here, keeps threads in the data folder', async () => {
     const { dir, manifest } = packed;
     const { stdout } = await agentport(['list', '--json', '--dir', EXAMPLE_AGENTS]);
     const expected = (JSON.parse(stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
     expect(manifest.tools.map((t) => t.name)).toEqual(expected);
 
-    const values = { openai_api_key: 'sk-test-bundle' };
-    const config = manifest.server.mcp_config;
+    const home = tempDir('agentport-pack-home-');
+    const dataDir = path.join(tempDir('agentport-pack-data-'), 'chosen');
+    const values = { openai_api_key: 'sk-test-bundle', openai_base_url: model.baseURL, agentport_data_dir: dataDir };
+    const config = await hostConfig(manifest, dir, values, home);
     // Only what the manifest maps (and what any process has: PATH, HOME): none of the developer's settings.
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir };
-    for (const [name, value] of Object.entries(config.env)) env[name] = substitute(value, dir, values);
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: home, ...config.env };
     expect(env.OPENAI_API_KEY).toBe('sk-test-bundle');
+    expect(env.AGENTPORT_DATA_DIR).toBe(dataDir);
     let stderr = '';
     const transport = new StdioClientTransport({
       // "node" in a bundle is the host's Node; here, the Node running the tests.
       command: config.command === 'node' ? process.execPath : config.command,
-      args: config.args.map((arg) => substitute(arg, dir, values)),
+      args: config.args,
       env,
       cwd: tempDir('agentport-pack-host-cwd-'),
       stderr: 'pipe',
@@ -130,6 +179,15 @@ describe('agentport pack', () => {
     closers.push(() => reference.client.close());
     expect(tools).toEqual((await reference.client.listTools()).tools);
     expect(tools.find((t) => t.name === 'support')?.description).toBe(manifest.tools.find((t) => t.name === 'support')?.description);
+
+    // A call against the scripted model: its thread is in the chosen folder, nothing in the unpacked one.
+    model.reply({ text: '- one\n- two\n- three' });
+    const result = await client.callTool({ name: 'summarize', arguments: { message: 'A long text.' } });
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    const threadId = (result.structuredContent as { thread_id: string }).thread_id;
+    expect(existsSync(path.join(dataDir, 'threads', threadId, 'thread.json'))).toBe(true);
+    expect(existsSync(path.join(dir, '.agentport'))).toBe(false);
+    expect(existsSync(path.join(home, '.agentport'))).toBe(false);
   }, 60_000);
 
   it('[EC-3] asks for required variables in user_config, secret ones sensitive, mapped into the environment', async () => {
@@ -144,5 +202,40 @@ describe('agentport pack', () => {
       API_TOKEN: '${user_config.api_token}',
       OPENAI_API_KEY: '${user_config.openai_api_key}',
     });
+  }, 120_000);
+
+  it('[EC-3] asks for the variables agents/mcp.json uses, packing although they are not set here', async () => {
+    const { dir, manifest, stdout } = await packAndUnpack(path.join(FIXTURES, 'agents', 'pack-upstream'));
+    expect(stdout).toContain('1 tool(s)');
+    const { stdout: validated } = await mcpb(['validate', path.join(dir, 'manifest.json')]);
+    expect(validated).toContain('Manifest schema validation passes');
+    const fields = manifest.user_config ?? {};
+    // No default: required. Named like a credential, or in a header: sensitive.
+    expect(fields.github_token).toMatchObject({ type: 'string', required: true, sensitive: true });
+    expect(fields.github_token?.description).toContain('"github"');
+    expect(fields.github_org).toMatchObject({ required: false, default: 'acme', sensitive: true });
+    expect(fields.hosted_mcp_url).toMatchObject({ required: true });
+    expect(fields.hosted_mcp_url?.sensitive).toBeUndefined();
+    // In an env entry named like a credential: sensitive whatever its own name.
+    expect(fields.gh_pat_value).toMatchObject({ required: true, sensitive: true });
+    // With a default: optional, the default given to the host.
+    expect(fields.github_mcp_url).toMatchObject({ required: false, default: 'https://api.example.com/mcp' });
+    expect(fields.files_region).toMatchObject({ required: false, default: 'eu' });
+    expect(fields.docs_dir).toMatchObject({ required: false, default: './docs' });
+    for (const key of ['github_mcp_url', 'files_region', 'docs_dir']) expect(fields[key]?.sensitive, key).toBeUndefined();
+    // The model's key is asked once, as the model's; system variables and ignored keys not at all.
+    expect(fields.openai_api_key).toMatchObject({ required: true, sensitive: true });
+    expect(fields.openai_api_key?.description).toContain('model "main"');
+    expect(Object.keys(fields).filter((key) => key === 'openai_api_key')).toHaveLength(1);
+    expect(fields.home).toBeUndefined();
+    expect(fields.not_expanded).toBeUndefined();
+    expect(manifest.server.mcp_config.env).toMatchObject({
+      GITHUB_TOKEN: '${user_config.github_token}',
+      GITHUB_ORG: '${user_config.github_org}',
+      GH_PAT_VALUE: '${user_config.gh_pat_value}',
+      HOSTED_MCP_URL: '${user_config.hosted_mcp_url}',
+      OPENAI_API_KEY: '${user_config.openai_api_key}',
+    });
+    expect(manifest.server.mcp_config.env.HOME).toBeUndefined();
   }, 120_000);
 });

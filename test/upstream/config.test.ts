@@ -4,8 +4,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LoadIssue } from '../../src/definitions/issues.js';
 import { loadRegistry } from '../../src/registry/load.js';
-import { parseUpstreamConfig } from '../../src/upstream/config.js';
-import { expandEnv } from '../../src/upstream/envExpand.js';
+import { parseUpstreamConfig, upstreamVariables } from '../../src/upstream/config.js';
+import { envReferences, expandEnv } from '../../src/upstream/envExpand.js';
 import { namespaceTools, sanitizeToolName, serverOf } from '../../src/upstream/names.js';
 import { promptyToolReference } from '../../src/upstream/prompty.js';
 import { selectUpstreamTool, upstreamReferencesOf } from '../../src/upstream/references.js';
@@ -47,6 +47,40 @@ describe('agents/mcp.json', () => {
       timeoutMs: 5000,
     });
     expect(config!.servers.get('bare')?.transport).toBe('http');
+  });
+
+  it('[UP-1] lists the variables a file uses, for asking for them elsewhere (agentport pack)', () => {
+    expect(envReferences('a ${env:X} ${env:Y:d} ${Z:-z} ${W} ${env:E:}')).toEqual([
+      { name: 'X' },
+      { name: 'Y', fallback: 'd' },
+      { name: 'Z', fallback: 'z' },
+      { name: 'W' },
+      { name: 'E', fallback: '' },
+    ]);
+    const text = JSON.stringify({
+      mcpServers: {
+        gh: {
+          type: 'http',
+          url: '${env:GH_URL:https://api.example.com/mcp}',
+          headers: { 'X-Team': '${env:TEAM:core}' },
+          command: '${env:NOT_USED}',
+        },
+        local: {
+          command: 'node',
+          args: ['${env:MODE:dev}'],
+          env: { API_KEY: '${env:LOCAL}', MODE: '${env:MODE}' },
+          description: '${env:IGNORED}',
+        },
+      },
+    });
+    expect(upstreamVariables(text)).toEqual([
+      { name: 'GH_URL', fallback: 'https://api.example.com/mcp', secret: false, servers: ['gh'] },
+      { name: 'TEAM', fallback: 'core', secret: true, servers: ['gh'] },
+      // Used once without a default: required wherever else it has one.
+      { name: 'MODE', secret: false, servers: ['local'] },
+      { name: 'LOCAL', secret: true, servers: ['local'] },
+    ]);
+    expect(upstreamVariables('not json')).toEqual([]);
   });
 
   it('[UP-1] expands ${env:NAME} and ${env:NAME:default} in env, headers and url (and the Claude Code ${NAME:-default} form)', () => {

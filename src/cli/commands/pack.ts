@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -19,7 +19,15 @@ export function registerPackCommand(program: Command): void {
     .option('--name <name>', "bundle name (default: the agents folder's package.json name, else the folder's name)")
     .action(async (options: PackOptions) => {
       const agentsDir = agentsDirOf(options);
-      const loaded = await loadForCommand(options);
+      const { UPSTREAM_CONFIG_FILE, upstreamVariables } = await import('../../upstream/config.js');
+      const upstream = upstreamVariables(readIfPresent(path.join(agentsDir, UPSTREAM_CONFIG_FILE)) ?? '');
+      // The bundle's user provides these; the folder is checked as if they had a value here too.
+      const env: Record<string, string | undefined> = { ...process.env };
+      for (const variable of upstream) {
+        // URL-shaped, so that a "url" made of the variable still parses; used for checking only, never packed.
+        if (env[variable.name] === undefined && variable.fallback === undefined) env[variable.name] = 'http://agentport-pack.invalid';
+      }
+      const loaded = await loadForCommand(options, env);
       printIssues(loaded.issues);
       if (loaded.errors.length) {
         fail(`not packing: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
@@ -50,6 +58,7 @@ export function registerPackCommand(program: Command): void {
         author: (typeof theirs.author === 'string' ? theirs.author : theirs.author?.name) ?? safeUserName(),
         tools,
         nodeEngine: own.engines?.node ?? '>=20.19',
+        upstream,
       });
       const checked = mcpb.MANIFEST_SCHEMAS[mcpb.DEFAULT_MANIFEST_VERSION].safeParse(JSON.parse(JSON.stringify(manifest)));
       if (!checked.success) {
@@ -84,6 +93,15 @@ export function registerPackCommand(program: Command): void {
         if (process.exitCode === undefined || process.exitCode === 0) rmSync(stageDir, { recursive: true, force: true });
       }
     });
+}
+
+function readIfPresent(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    // No mcp.json (or no folder, which loading reports): nothing to ask for.
+    return undefined;
+  }
 }
 
 /** The folder's name, or its parent's when it is called `agents`. */

@@ -42,7 +42,7 @@ export function registerRunCommand(program: Command): void {
     .option('-t, --thread <id>', "continue an earlier run's thread (its id is printed after each run)")
     .option('--variable <name=value>', 'a value for a declared variable (repeatable)', collect, [])
     .option('--json', 'print one JSON object on stdout at the end: { thread_id, response, steps, tool_calls, usage, error? }')
-    .option('--data-dir <path>', 'where threads are kept (default: .agentport/ beside the agents folder)')
+    .option('--data-dir <path>', 'where threads are kept (default: $AGENTPORT_DATA_DIR, else .agentport/ beside the agents folder)')
     .option('--store <kind>', 'where threads are kept: file (the data folder), memory, or postgres (env AGENTPORT_STORE)')
     .option('--database-url <url>', 'PostgreSQL connection string for --store postgres (env AGENTPORT_DATABASE_URL)')
     .option('--database-schema <name>', "PostgreSQL schema for agentport's tables (env AGENTPORT_DATABASE_SCHEMA)")

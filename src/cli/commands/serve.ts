@@ -38,7 +38,10 @@ export function registerServeCommand(program: Command): void {
     .command('serve')
     .description('serve the agents folder as MCP tools (stdio by default)')
     .option(DIR_OPTION, DIR_HELP)
-    .option('--data-dir <path>', 'where threads and caches are kept (default: .agentport/ beside the agents folder)')
+    .option(
+      '--data-dir <path>',
+      'where threads and caches are kept (default: $AGENTPORT_DATA_DIR, else .agentport/ beside the agents folder)',
+    )
     .option('--store <kind>', 'where threads are kept: file (the data folder), memory, or postgres (env AGENTPORT_STORE)')
     .option('--database-url <url>', 'PostgreSQL connection string for --store postgres (env AGENTPORT_DATABASE_URL)')
     .option('--database-schema <name>', "PostgreSQL schema for agentport's tables, default agentport (env AGENTPORT_DATABASE_SCHEMA)")

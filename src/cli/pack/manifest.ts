@@ -2,14 +2,50 @@
  * The MCP Bundle manifest (manifest.json) of an agents folder: how Claude
  * Desktop starts agentport, the exposed tools, and what the user is asked
  * for at install time (`user_config`: each model's API key, each required
- * declared variable), mapped into the server's environment.
+ * declared variable, each variable agents/mcp.json uses, the data folder),
+ * mapped into the server's environment.
  */
 import { BASE_URL_ENV, DEFAULT_API_KEY_ENV } from '../../models/resolveModel.js';
 import type { Registry } from '../../registry/types.js';
 import { toolDeclarations } from '../../runtime/variables/variables.js';
+import type { UpstreamVariable } from '../../upstream/config.js';
+
+/** What `serve` reads when `--data-dir` is not given (see context.ts). */
+const DATA_DIR_ENV = 'AGENTPORT_DATA_DIR';
+
+/**
+ * Variables a process gets from the system (the MCP SDK's inherited set on
+ * POSIX and on Windows): mcp.json may use them, but a bundle's user is not
+ * asked for them, and mapping them would replace the real value.
+ */
+const SYSTEM_ENV = new Set([
+  'HOME',
+  'LOGNAME',
+  'PATH',
+  'SHELL',
+  'TERM',
+  'USER',
+  'APPDATA',
+  'COMSPEC',
+  'HOMEDRIVE',
+  'HOMEPATH',
+  'LOCALAPPDATA',
+  'PATHEXT',
+  'PROCESSOR_ARCHITECTURE',
+  'PROGRAMDATA',
+  'PROGRAMFILES',
+  'PROGRAMFILES(X86)',
+  'PROGRAMW6432',
+  'SYSTEMDRIVE',
+  'SYSTEMROOT',
+  'TEMP',
+  'USERNAME',
+  'USERPROFILE',
+  'WINDIR',
+]);
 
 interface UserConfigOption {
-  type: 'string';
+  type: 'string' | 'directory';
   title: string;
   description: string;
   required: boolean;
@@ -43,6 +79,8 @@ export interface ManifestInput {
   author: string;
   tools: Array<{ name: string; description?: string }>;
   nodeEngine: string;
+  /** The `${env:}` variables of agents/mcp.json (upstreamVariables). */
+  upstream: readonly UpstreamVariable[];
 }
 
 /** Paths inside the bundle; `${__dirname}` is the folder the host unpacked it into. */
@@ -50,7 +88,7 @@ const BUNDLE_ENTRY = 'server/dist/cli/main.js';
 export const BUNDLE_AGENTS = 'agents';
 
 export function buildManifest(registry: Registry, input: ManifestInput): BundleManifest {
-  const userConfig = userConfigFor(registry);
+  const userConfig = userConfigFor(registry, { name: input.name, upstream: input.upstream });
   const env: Record<string, string> = {};
   for (const [key, option] of Object.entries(userConfig)) env[option.envName] = `\${user_config.${key}}`;
   return {
@@ -79,7 +117,10 @@ export function buildManifest(registry: Registry, input: ManifestInput): BundleM
 }
 
 /** `user_config` keys (the env variable's name in lower case) with the variable each fills. */
-function userConfigFor(registry: Registry): Record<string, UserConfigOption & { envName: string }> {
+function userConfigFor(
+  registry: Registry,
+  bundle: { name: string; upstream: readonly UpstreamVariable[] },
+): Record<string, UserConfigOption & { envName: string }> {
   const out: Record<string, UserConfigOption & { envName: string }> = {};
   const add = (envName: string, option: UserConfigOption) => {
     const key = envName.toLowerCase();
@@ -145,5 +186,31 @@ function userConfigFor(registry: Registry): Record<string, UserConfigOption & { 
       ...(secret ? { sensitive: true } : {}),
     });
   }
+
+  // Upstream servers' variables: without them (and without a default) the server does not start.
+  // After the fields above, so a model key mcp.json also uses keeps its own field.
+  for (const variable of bundle.upstream) {
+    if (SYSTEM_ENV.has(variable.name.toUpperCase())) continue;
+    const servers = variable.servers.map((s) => `"${s}"`).join(', ');
+    add(variable.name, {
+      type: 'string',
+      title: variable.name,
+      description: `Used by the upstream MCP server${variable.servers.length > 1 ? 's' : ''} ${servers} (agents/mcp.json).`,
+      required: variable.fallback === undefined,
+      ...(variable.secret ? { sensitive: true } : {}),
+      ...(variable.fallback !== undefined ? { default: variable.fallback } : {}),
+    });
+  }
+
+  // The extension's own folder is replaced on update and removed on uninstall: threads, the
+  // TypeScript cache and secret.key (which unlocks stored secret variables) live outside it.
+  add(DATA_DIR_ENV, {
+    type: 'directory',
+    title: 'Data folder',
+    description: 'Where conversation threads and caches are kept; outside the extension, so they survive updates and reinstalls.',
+    required: false,
+    // ${HOME} is one of the substitutions the MCPB spec allows in defaults (serve expands it too: see dataDirOf).
+    default: `\${HOME}/.agentport/${bundle.name}`,
+  });
   return out;
 }
