@@ -45,14 +45,21 @@ export interface LoadedForCommand {
   errors: LoadIssue[];
 }
 
-/** `env`: where `${env:}` in agents/mcp.json is looked up, when not process.env. */
-export async function loadForCommand(options: DirOptions, env?: Readonly<Record<string, string | undefined>>): Promise<LoadedForCommand> {
+/**
+ * @param load.fresh loading again in this process (serve --watch): see LoadRegistryOptions.
+ * @param load.env where `${env:}` in agents/mcp.json is looked up, when not process.env.
+ */
+export async function loadForCommand(
+  options: DirOptions,
+  load: { fresh?: boolean; env?: Readonly<Record<string, string | undefined>> } = {},
+): Promise<LoadedForCommand> {
   const agentsDir = agentsDirOf(options);
   await assertAgentsDir(agentsDir, options);
   const { registry, issues } = await loadRegistry({
     agentsDir,
     cacheDir: path.join(dataDirOf(options), 'cache', 'jiti'),
-    ...(env ? { env } : {}),
+    ...(load.env ? { env: load.env } : {}),
+    ...(load.fresh ? { fresh: true } : {}),
   });
   return { registry, issues, errors: issues.filter((i) => i.severity === 'error') };
 }

@@ -24,6 +24,8 @@ export interface LoadRegistryOptions {
   cacheDir?: string | false;
   /** Where `${env:...}` in agents/mcp.json is looked up (default: process.env). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Loading again in the same process (serve --watch): every file's current contents are imported. */
+  fresh?: boolean;
 }
 
 export interface LoadRegistryResult {
@@ -45,7 +47,9 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
   const failures = new LoadFailures();
   const files = await discoverDefinitionFiles(agentsDir);
   const moduleFiles = files.filter((f) => f.format === 'module');
-  const loader = moduleFiles.length ? await createModuleLoader({ agentsDir, cacheDir: options.cacheDir ?? false }) : undefined;
+  const loader = moduleFiles.length
+    ? await createModuleLoader({ agentsDir, cacheDir: options.cacheDir ?? false, ...(options.fresh ? { fresh: true } : {}) })
+    : undefined;
 
   const draft = {
     agentsDir,

@@ -23,6 +23,8 @@ export interface ModuleLoaderOptions {
   agentsDir: string;
   /** Folder for jiti's transpile cache; `false` disables it. */
   cacheDir: string | false;
+  /** The files may have been imported before in this process (a reload): their current contents must load. */
+  fresh?: boolean;
 }
 
 type ModuleNamespace = Record<string, unknown>;
@@ -52,9 +54,48 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     moduleCache: false,
     interopDefault: false,
   });
-  return {
-    load: (file) => jiti.import<ModuleNamespace>(file),
-  };
+  const load = (file: string) => jiti.import<ModuleNamespace>(file);
+  return { load: options.fresh ? (file) => freshImport(jiti, file, load) : load };
+}
+
+/**
+ * jiti hands ES modules in plain JavaScript (`.mjs`, or `.js` under a
+ * `"type": "module"` package.json) to Node's own `import()`, whose cache
+ * never forgets a file: a reload would get their first version again, the
+ * file itself or a helper a definition imports. jiti's require transpiles
+ * them instead, so a reload takes that path. What it cannot load (top-level
+ * await) is imported as at start, a plain-JavaScript definition file under
+ * a new URL: its own imports then stay as first loaded.
+ */
+async function freshImport(jiti: Jiti, file: string, load: (file: string) => Promise<ModuleNamespace>): Promise<ModuleNamespace> {
+  try {
+    return jiti(file) as ModuleNamespace;
+  } catch (error) {
+    // A TypeScript file goes the way it went at start: loaded so, or reported the same.
+    if (!loadsAsNativeEsm(file)) return load(file);
+    // At start jiti transpiles a plain-JavaScript file that Node could not load: its errors are this one.
+    if (!(error instanceof Error && /await is only valid/.test(error.message))) throw error;
+    return (await import(`${pathToFileURL(file).href}?reload=${++reloads}`)) as ModuleNamespace;
+  }
+}
+
+let reloads = 0;
+
+/** What jiti imports natively: `.mjs`, and `.js` whose nearest package.json says `"type": "module"`. */
+function loadsAsNativeEsm(file: string): boolean {
+  if (file.endsWith('.mjs')) return true;
+  if (!file.endsWith('.js')) return false;
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        return (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: unknown }).type === 'module';
+      } catch {
+        return false;
+      }
+    }
+    if (path.dirname(dir) === dir) return false;
+  }
 }
 
 /** The compiled entry (dist/index.js) or, when running from source, src/index.ts. */

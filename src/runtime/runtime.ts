@@ -37,6 +37,7 @@ import type { RunRequest, RunResult, RuntimeOptions } from './types.js';
 import { upstreamHubFor } from '../upstream/hub.js';
 
 export interface Runtime {
+  /** The registry new runs start on (see replaceRegistry). */
   readonly registry: Registry;
   readonly store: Store;
   runPrompt(request: RunRequest): Promise<RunResult>;
@@ -61,6 +62,12 @@ export interface Runtime {
   /** Tokens and cost of every model call a thread's runs made (kept with each step's message). */
   threadUsage(threadId: string): Promise<Usage>;
   /**
+   * Runs started from now on use `registry` (a reloaded agents folder); runs
+   * in progress, their subagents included, finish on the one they started
+   * with. Resolves once every run of the previous registry has ended.
+   */
+  replaceRegistry(registry: Registry): Promise<void>;
+  /**
    * Stops taking calls, interrupts every run (each records what it did and
    * which tool calls did not complete), waits up to `graceMs` for them to
    * settle, and flushes the store.
@@ -76,18 +83,19 @@ interface VariableRequestInfo {
   variables: NeededVariable[];
 }
 
+/** The services that come from the registry: built again when it is replaced. */
+type RegistryServices = 'registry' | 'models' | 'toolsetFor' | 'upstream';
+
 export function createRuntime(options: RuntimeOptions): Runtime {
-  const { registry } = options;
   // Every write of the runtime goes through `store`: message writes are seen by watchThreads.
   const watched = watchStore(options.store);
   const store = watched.store;
   const log = options.log ?? logToStderr;
-  const toolsets = new Map<string, OfferedTool[]>();
-  const services: Services = {
-    registry,
+  const env = options.env ?? process.env;
+  // What stays the same when the registry is replaced: the runs, the store, the limits.
+  const shared: Omit<Services, RegistryServices> = {
     store,
-    models: new ModelResolver(registry.models, options.env ?? process.env),
-    env: options.env ?? process.env,
+    env,
     maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
     maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
     maxSessionTurns: options.maxSessionTurns ?? DEFAULT_MAX_SESSION_TURNS,
@@ -96,13 +104,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     toolSearchThreshold: options.toolSearchThreshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
     retryBaseDelayMs: options.retryBaseDelayMs,
     log,
-    toolsetFor(prompt) {
-      let toolset = toolsets.get(prompt.name);
-      if (!toolset) toolsets.set(prompt.name, (toolset = buildToolset(registry, prompt.definition)));
-      return toolset;
-    },
     activeRuns: new Map(),
-    upstream: options.upstream === null ? undefined : (options.upstream ?? upstreamHubFor(registry, log)),
     startQueuedTurn: (threadId, message) => {
       oneAtATime(threadId, () => continueWith(threadId, message)).catch((error: unknown) =>
         log(`a queued message could not start a turn on thread ${threadId}: ${errorMessage(error)}`),
@@ -118,11 +120,29 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     stopping: new AbortController(),
     engine: { runToCompletion, invokeTool },
   };
+  const servicesFor = (registry: Registry): Services => {
+    const toolsets = new Map<string, OfferedTool[]>();
+    return {
+      ...shared,
+      registry,
+      models: new ModelResolver(registry.models, env),
+      toolsetFor(prompt) {
+        let toolset = toolsets.get(prompt.name);
+        if (!toolset) toolsets.set(prompt.name, (toolset = buildToolset(registry, prompt.definition)));
+        return toolset;
+      },
+      upstream: options.upstream === null ? undefined : (options.upstream ?? upstreamHubFor(registry, log)),
+    };
+  };
+  // Runs keep the services they were opened with (run.services): replacing this one affects new runs only.
+  let services = servicesFor(options.registry);
+  /** Calls between taking `services` and their run being active, by the services they took. */
+  const callsOn = new Map<Services, Set<Promise<unknown>>>();
   const metaWrites = new Map<string, Promise<unknown>>();
   /** Calls in progress, opening included: shutdown waits for them within its grace period. */
   const calls = new Set<Promise<unknown>>();
 
-  const resolveTarget = (target: string): { prompt: LoadedPrompt; agent: Entry<AgentDefinition> | undefined } => {
+  const resolveTarget = (registry: Registry, target: string): { prompt: LoadedPrompt; agent: Entry<AgentDefinition> | undefined } => {
     const agent = registry.agents.get(target);
     const prompt = registry.prompts.get(agent ? agent.definition.sideA.prompt : target);
     if (!prompt) throw new AgentportError('UNKNOWN_TOOL', `no prompt or agent named "${target}"`);
@@ -134,14 +154,25 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const oneAtATime = <T>(threadId: string | undefined, run: () => Promise<T>): Promise<T> =>
     threadId ? oneAtATimeFor(turns, threadId, () => withThreadLock(store, threadId, run)) : run();
 
-  const runPrompt = async (request: RunRequest): Promise<RunResult> => {
-    const { prompt, agent } = resolveTarget(request.target);
+  const runPrompt = (request: RunRequest): Promise<RunResult> => {
+    const current = services;
+    const call = runPromptOn(current, request);
+    const pending = callsOn.get(current) ?? new Set();
+    callsOn.set(current, pending);
+    const settled = call.catch(() => {});
+    pending.add(settled);
+    void settled.finally(() => pending.delete(settled));
+    return call;
+  };
+
+  const runPromptOn = async (on: Services, request: RunRequest): Promise<RunResult> => {
+    const { prompt, agent } = resolveTarget(on.registry, request.target);
     const input = prepareInput(prompt.definition, request.args);
     const owner = request.owner ?? currentCaller();
     const existing = await continuedThread(store, request.args.thread_id, request.target, owner);
     const timed = withRunTimeout(request.signal ?? new AbortController().signal, options.runTimeoutMs);
     const signal = timed.signal;
-    const run = await openRun(services, {
+    const run = await openRun(on, {
       target: request.target,
       agent,
       prompt,
@@ -182,7 +213,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * (`opening`), or to act on the thread between turns (no opening, not run).
    */
   const openOnThread = (thread: ThreadRecord, opening: NewMessage[]) => {
-    const { prompt, agent } = resolveTarget(thread.prompt);
+    const { prompt, agent } = resolveTarget(services.registry, thread.prompt);
     return openRun(services, {
       target: thread.prompt,
       agent,
@@ -196,14 +227,35 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     });
   };
 
+  /** Settles once nothing started on `previous` is opening or running (subagents it spawns included). */
+  const drained = async (previous: Services): Promise<void> => {
+    for (;;) {
+      const left = [...(callsOn.get(previous) ?? [])].concat(
+        [...shared.activeRuns.values()].filter((run) => run.services === previous).map((run) => run.ended ?? Promise.resolve()),
+      );
+      if (left.length === 0) break;
+      await Promise.allSettled(left);
+    }
+    callsOn.delete(previous);
+  };
+
   return {
-    registry,
+    get registry() {
+      return services.registry;
+    },
     store,
+    // Run handles use only what every registry shares (store, runs, meta writes).
     handles: new RunHandles(services),
     visibleThread: (threadId) => visibleThread(store, threadId),
     watchThreads: (listener) => watched.listen(listener),
     recoverInterrupted: () => recoverInterrupted(services),
     threadUsage: async (threadId) => totalUsage((await store.listMessages(threadId)).map((m) => m.meta?.usage).filter(isUsage)),
+    replaceRegistry(registry) {
+      const previous = services;
+      if (registry === previous.registry) return Promise.resolve();
+      services = servicesFor(registry);
+      return drained(previous);
+    },
     async variableRequest(threadId, requestId) {
       const thread = await visibleThread(store, threadId);
       const pending = thread && pendingRequest(thread.meta, requestId);
@@ -239,10 +291,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     async shutdown(graceMs) {
       const reason = new AgentportError('INTERRUPTED', 'the server stopped before the run ended');
-      services.stopping.abort(reason);
-      for (const run of services.activeRuns.values()) run.abort(reason);
+      shared.stopping.abort(reason);
+      for (const run of shared.activeRuns.values()) run.abort(reason);
       // Calls still opening their run (or queued behind a turn) settle too: they stop at once when they start.
-      const running = [...services.activeRuns.values()].flatMap((run) => (run.ended ? [run.ended] : [])).concat([...calls]);
+      const running = [...shared.activeRuns.values()].flatMap((run) => (run.ended ? [run.ended] : [])).concat([...calls]);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled(running), new Promise((resolve) => (timer = setTimeout(resolve, timerDelay(graceMs))))]);
       clearTimeout(timer);
@@ -250,7 +302,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await store.close?.();
     },
     runPrompt: (request) => {
-      if (services.stopping.signal.aborted)
+      if (shared.stopping.signal.aborted)
         return Promise.reject(new AgentportError('INTERRUPTED', 'the server is stopping: call again once it has restarted'));
       const call = runPromptQueued(request);
       const settled = call.catch(() => {});

@@ -1,7 +1,8 @@
 /**
  * The MCP server factory shared by stdio and HTTP. The tool list is built once
  * (here, not per request); each connection or request gets a light low-level
- * `Server` that answers from it.
+ * `Server` that answers from it. `replaceRegistry` swaps in a reloaded agents
+ * folder (`serve --watch`): new requests are answered from it at once.
  */
 import { type Server, type CallToolResult, type McpServerFactory, type ServerContext } from '@modelcontextprotocol/server';
 import type { Registry } from '../registry/types.js';
@@ -21,13 +22,16 @@ import {
   tasksOptedIn,
   type CreateTaskResult,
 } from './tasks.js';
-import { RUN_TOOLS, callRunTool, isRunTool } from './runTools.js';
-import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
-import { CALL_TOOL, DEFAULT_TOOL_SEARCH_THRESHOLD, planSurface, type Surface, type ToolSearchSettings } from './toolSearchSurface.js';
+import { callRunTool, isRunTool } from './runTools.js';
+import type { ExposedTool } from './toolCatalog.js';
+import { CALL_TOOL, type Surface, type ToolSearchSettings } from './toolSearchSurface.js';
 import { VERSION } from './version.js';
-import { exposeUpstream } from './upstreamSurface.js';
-import { PromptCatalog } from './prompts.js';
 import { complete } from './completions.js';
+import { ListChangedNotifier } from './listChanged.js';
+import { compareSurfaces, deriveSurface, type RegistrySurface, type SurfaceChange } from './registrySurface.js';
+import { handOverUpstreamHub, type UpstreamHub } from '../upstream/hub.js';
+import { errorMessage } from '../errors.js';
+import { log } from '../log.js';
 import { InstanceLogging, LogLevels } from './logging.js';
 import { ThreadResources, type CallerBus } from './resources.js';
 import type { ToolSearchIndex } from '../search/toolIndex.js';
@@ -35,12 +39,24 @@ import { TOOL_SEARCH_NAME, readToolSearchArgs } from '../search/toolSearchTool.j
 
 export interface AgentportServer {
   factory: McpServerFactory;
-  tools: readonly ExposedTool[];
-  surface: Surface;
+  /** What is served now (each replaced by replaceRegistry). */
+  readonly registry: Registry;
+  readonly tools: readonly ExposedTool[];
+  readonly surface: Surface;
   /** The runtime (created on first use), for the HTTP transport's thread endpoints. */
   runtime: () => Promise<Runtime>;
   /** Resource updates for `subscriptions/listen` streams over HTTP (2026-07-28): the HTTP handler's bus. */
   resourceBus: CallerBus;
+  /**
+   * Serves `registry` from now on: tools, tool search, prompts and
+   * completions, and the runtime's new runs. Runs in progress finish on the
+   * registry they started with; upstream connections the new registry does
+   * not keep are closed once those runs have ended. Clients are sent
+   * list_changed for tools and prompts when their lists changed (with
+   * `listChanged`). Throws, serving the previous registry still, when the
+   * new one cannot be served.
+   */
+  replaceRegistry(registry: Registry): SurfaceChange;
   /** Interrupts running work and flushes the store (nothing to do when no call ever came). */
   shutdown(graceMs: number): Promise<void>;
 }
@@ -55,6 +71,8 @@ export interface ServerOptions {
   callBudgetMs?: number;
   /** Aggregator mode: the upstream servers' tools behind tool_search / call_tool (see upstreamSurface.ts). */
   exposeUpstream?: boolean;
+  /** The registry may be replaced while serving (serve --watch): tools and prompts declare `listChanged`. */
+  listChanged?: boolean;
 }
 
 /** Hosts give up on a tool call after about 60 s: answer before that. */
@@ -70,33 +88,31 @@ export function createAgentportServer(
   runtime: Runtime | (() => Promise<Runtime>),
   options: ServerOptions = {},
 ): AgentportServer {
-  const tools = buildToolCatalog(registry);
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const upstream = options.exposeUpstream ? exposeUpstream(registry, tools, options.toolSearch) : undefined;
-  const surface =
-    upstream?.surface ??
-    planSurface(tools, {
-      mode: options.toolSearch?.mode ?? 'auto',
-      threshold: options.toolSearch?.threshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
-    });
+  const callBudgetMs = options.callBudgetMs ?? DEFAULT_CALL_BUDGET_MS;
+  const derive = (next: Registry) =>
+    deriveSurface(next, { toolSearch: options.toolSearch, exposeUpstream: options.exposeUpstream, callBudgetMs });
+  let current = derive(registry);
+  /** Calls in progress, by the surface they started on: a replaced surface's upstream hub outlives them. */
+  const inProgress = new Map<RegistrySurface, Set<Promise<unknown>>>();
+  /** Upstream hubs of replaced registries, closed once their runs and calls have ended (or at shutdown). */
+  const retiring = new Set<UpstreamHub>();
   let loaded: Promise<Runtime> | undefined;
   // Kept once known, so shutdown can interrupt runs at once (not a promise tick later).
   let ready: Runtime | undefined;
   const getRuntime = () =>
     (loaded ??= (typeof runtime === 'function' ? runtime() : Promise.resolve(runtime)).then((instance) => {
       resources.attach(instance);
+      // Created for the registry served at start: a reload may have come first.
+      if (instance.registry !== current.registry) void instance.replaceRegistry(current.registry);
       return (ready = instance);
     }));
 
-  const callBudgetMs = options.callBudgetMs ?? DEFAULT_CALL_BUDGET_MS;
-  // An exposed prompt or agent of the same name keeps the name.
-  const runTools = callBudgetMs > 0 ? RUN_TOOLS.filter((tool) => !byName.has(tool.name)) : [];
-  const listed = [...surface.listed, ...runTools];
   const cancellations = new CallCancellations();
   const taskInputs = new TaskInputs();
-  const prompts = new PromptCatalog(registry, tools);
   const logLevels = new LogLevels();
   const resources = new ThreadResources(getRuntime);
+  const notifier = new ListChangedNotifier(resources.bus);
+  const listChanged = options.listChanged === true;
   // Each server instance's logging (a stdio connection's, or one HTTP request's), found from the instance.
   const loggingOf = new WeakMap<Server, InstanceLogging>();
   const call = (
@@ -104,37 +120,49 @@ export function createAgentportServer(
     args: Record<string, unknown> | undefined,
     ctx: ServerContext,
     server: Server,
-  ): Promise<CallToolResult | CreateTaskResult> => cancellations.track(ctx, (signal) => dispatch(name, args, ctx, server, signal));
+  ): Promise<CallToolResult | CreateTaskResult> => {
+    const state = current;
+    const result = cancellations.track(ctx, (signal) => dispatch(state, name, args, ctx, server, signal));
+    const calls = inProgress.get(state) ?? new Set();
+    inProgress.set(state, calls);
+    const settled = result.catch(() => {});
+    calls.add(settled);
+    void settled.finally(() => calls.delete(settled));
+    return result;
+  };
   /** An exposed prompt or agent: as a task when the client opted in and the tool allows it. */
   const callExposed = (
+    state: RegistrySurface,
     name: string,
     args: Record<string, unknown> | undefined,
     ctx: ServerContext,
     server: Server,
     signal: AbortSignal,
   ) => {
-    const support = byName.get(name)?.taskSupport ?? 'forbidden';
+    const support = state.byName.get(name)?.taskSupport ?? 'forbidden';
     const optedIn = support !== 'forbidden' && tasksOptedIn(server, ctx);
     if (support === 'required' && !optedIn) throw missingTasksCapability(`the tool "${name}"`);
     const task = optedIn ? new TaskCall(taskInputs, support === 'required' ? 0 : TASK_WINDOW_MS) : undefined;
     const elicit = elicitation(server, ctx);
-    const log = loggingOf.get(server)?.runLog(ctx, name);
-    return callExposedTool(getRuntime, byName, name, args, ctx, {
+    const runLog = loggingOf.get(server)?.runLog(ctx, name);
+    return callExposedTool(getRuntime, state.byName, name, args, ctx, {
       callBudgetMs,
       signal,
       ...(elicit ? { elicit } : {}),
       ...(task ? { task } : {}),
-      ...(log ? { log } : {}),
+      ...(runLog ? { log: runLog } : {}),
     });
   };
   const dispatch = async (
+    state: RegistrySurface,
     name: string,
     args: Record<string, unknown> | undefined,
     ctx: ServerContext,
     server: Server,
     signal: AbortSignal,
   ): Promise<CallToolResult | CreateTaskResult> => {
-    if (isRunTool(name) && runTools.some((tool) => tool.name === name)) return callRunTool(await getRuntime(), name, args);
+    const { surface, upstream, byName } = state;
+    if (isRunTool(name) && state.runTools.some((tool) => tool.name === name)) return callRunTool(await getRuntime(), name, args);
     const upstreamCall = upstream?.call(name, args, ctx, signal);
     if (upstreamCall) return upstreamCall;
     if (surface.index && name === TOOL_SEARCH_NAME) return searchResult(surface.index, args);
@@ -150,9 +178,22 @@ export function createAgentportServer(
       if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) {
         return errorResult({ code: 'INVALID_ARGUMENTS', message: `${CALL_TOOL}: arguments must be an object` });
       }
-      return callExposed(target, inner as Record<string, unknown> | undefined, ctx, server, signal);
+      return callExposed(state, target, inner as Record<string, unknown> | undefined, ctx, server, signal);
     }
-    return callExposed(name, args, ctx, server, signal);
+    return callExposed(state, name, args, ctx, server, signal);
+  };
+
+  /** Once nothing started on `previous` is left, its upstream surface stops and a hub the new registry did not keep closes. */
+  const retire = (previous: RegistrySurface, runsEnded: Promise<void>, hub: UpstreamHub | undefined) => {
+    if (hub) retiring.add(hub);
+    void Promise.allSettled([runsEnded, ...(inProgress.get(previous) ?? [])]).then(async () => {
+      inProgress.delete(previous);
+      previous.upstream?.dispose();
+      if (!hub || !retiring.delete(hub)) return;
+      await hub
+        .close()
+        .catch((error: unknown) => log.warn(`closing the upstream servers of the previous agents folder: ${errorMessage(error)}`));
+    });
   };
 
   const factory: McpServerFactory = (context) => {
@@ -160,26 +201,28 @@ export function createAgentportServer(
       { name: 'agentport', title: 'agentport', version: VERSION },
       {
         capabilities: {
-          tools: { listChanged: false },
-          prompts: { listChanged: false },
+          tools: { listChanged },
+          prompts: { listChanged },
           resources: resources.capability(context),
           completions: {},
           logging: {},
           extensions: { [TASKS_EXTENSION]: {} },
         },
-        instructions: surface.instructions,
+        instructions: current.surface.instructions,
       },
     );
-    server.setRequestHandler('tools/list', () => ({ tools: listed }));
+    // Each request reads the surface being served when it arrives.
+    server.setRequestHandler('tools/list', () => ({ tools: current.listed }));
     // A task result is this extension's shape, not a CallToolResult: TaskAwareServer lets it through.
     server.setRequestHandler(
       'tools/call',
       (request, ctx) => call(request.params.name, request.params.arguments, ctx, server) as Promise<CallToolResult>,
     );
-    server.setRequestHandler('prompts/list', () => ({ prompts: prompts.list() }));
-    server.setRequestHandler('prompts/get', (request) => prompts.get(request.params.name, request.params.arguments));
-    server.setRequestHandler('completion/complete', (request) => complete(prompts, request.params));
+    server.setRequestHandler('prompts/list', () => ({ prompts: current.prompts.list() }));
+    server.setRequestHandler('prompts/get', (request) => current.prompts.get(request.params.name, request.params.arguments));
+    server.setRequestHandler('completion/complete', (request) => complete(current.prompts, request.params));
     resources.register(server, context);
+    if (listChanged) notifier.register(server, context);
     const logging = new InstanceLogging(context, logLevels);
     logging.register(server);
     loggingOf.set(server, logging);
@@ -194,14 +237,34 @@ export function createAgentportServer(
   };
   return {
     factory,
-    tools,
-    surface,
+    get registry() {
+      return current.registry;
+    },
+    get tools() {
+      return current.tools;
+    },
+    get surface() {
+      return current.surface;
+    },
     runtime: getRuntime,
     resourceBus: resources.bus,
+    replaceRegistry(next) {
+      const previous = current;
+      // Before the new surface is derived: with unchanged upstream servers, it finds the open hub.
+      const hub = handOverUpstreamHub(previous.registry, next);
+      current = derive(next);
+      const change = compareSurfaces(previous, current);
+      retire(previous, ready ? ready.replaceRegistry(next) : Promise.resolve(), hub);
+      if (listChanged && change.toolsListChanged) notifier.toolsChanged();
+      if (listChanged && change.promptsListChanged) notifier.promptsChanged();
+      return change;
+    },
     shutdown: async (graceMs) => {
       if (ready) await ready.shutdown(graceMs);
       else if (loaded) await (await loaded).shutdown(graceMs);
-      await upstream?.close();
+      await current.upstream?.close();
+      await Promise.all([...retiring].map((hub) => hub.close().catch(() => {})));
+      retiring.clear();
     },
   };
 }

@@ -38,6 +38,8 @@ export interface UpstreamSurface {
     ctx: ServerContext,
     signal: AbortSignal,
   ): Promise<CallToolResult> | undefined;
+  /** Stops following the hub's lists, leaving its connections open (a reloaded folder may keep the hub). */
+  dispose(): void;
   close(): Promise<void>;
 }
 
@@ -56,10 +58,13 @@ export function exposeUpstream(
   const serversText = `the upstream MCP servers ${servers.join(', ')}`;
 
   let index: Promise<ToolSearchIndex> | undefined;
+  let disposed = false;
+  let unfollow = () => {};
   const buildIndex = async (): Promise<ToolSearchIndex> => {
     const combined = await base.index!();
+    if (disposed) return combined;
     // The index follows each server's list from its first listing on (a server up later joins then).
-    hub.onChange((_server, current, previous) => {
+    unfollow = hub.onChange((_server, current, previous) => {
       combined.remove(previous.map((tool) => tool.name));
       combined.add(current.map(searchable));
     });
@@ -188,7 +193,14 @@ export function exposeUpstream(
         return result;
       });
     },
-    close: () => hub.close(),
+    dispose() {
+      disposed = true;
+      unfollow();
+    },
+    close() {
+      this.dispose();
+      return hub.close();
+    },
   };
 }
 

@@ -27,7 +27,7 @@ export function registerPackCommand(program: Command): void {
         // URL-shaped, so that a "url" made of the variable still parses; used for checking only, never packed.
         if (env[variable.name] === undefined && variable.fallback === undefined) env[variable.name] = 'http://agentport-pack.invalid';
       }
-      const loaded = await loadForCommand(options, env);
+      const loaded = await loadForCommand(options, { env });
       printIssues(loaded.issues);
       if (loaded.errors.length) {
         fail(`not packing: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);

@@ -31,6 +31,7 @@ interface ServeOptions extends DirOptions {
   maxRunsPerUser?: string;
   rateLimit?: string;
   exposeUpstream?: boolean;
+  watch?: boolean;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -79,6 +80,7 @@ export function registerServeCommand(program: Command): void {
       '--expose-upstream',
       'aggregator mode: also serve the tools of the upstream MCP servers of agents/mcp.json, behind tool_search / call_tool',
     )
+    .option('--watch', 'reload the agents folder when it changes (a folder with errors is reported and the previous one kept)')
     .option(
       '--tool-search-threshold <n>',
       "exposed tools above which auto turns tool search on; also the number of a prompt's tools above which a run defers them",
@@ -216,7 +218,12 @@ export function registerServeCommand(program: Command): void {
             const { withUserLimits } = await import('../../server/auth/limits.js');
             return withUserLimits(runtime, limits);
           },
-          { toolSearch: { mode, threshold }, callBudgetMs: callBudget * 1000, ...(options.exposeUpstream ? { exposeUpstream: true } : {}) },
+          {
+            toolSearch: { mode, threshold },
+            callBudgetMs: callBudget * 1000,
+            ...(options.exposeUpstream ? { exposeUpstream: true } : {}),
+            ...(options.watch ? { listChanged: true } : {}),
+          },
         );
       } catch (error) {
         fail(error instanceof Error ? error.message : String(error));
@@ -237,6 +244,10 @@ export function registerServeCommand(program: Command): void {
             log.warn(`looking for interrupted threads failed: ${error instanceof Error ? error.message : String(error)}`),
           );
       }, RECOVERY_DELAY_MS).unref();
+      const startWatching = async () => {
+        const { watchAgents } = await import('../watch.js');
+        return watchAgents(server, options, options.exposeUpstream ? { exposeUpstream: true } : {});
+      };
       const graceMs = Number(options.shutdownGrace ?? '10') * 1000;
       if (!(graceMs >= 0)) {
         fail(`--shutdown-grace must be a number of seconds, got "${options.shutdownGrace}"`);
@@ -244,12 +255,15 @@ export function registerServeCommand(program: Command): void {
       }
       // SIGTERM, SIGINT and (stdio) stdin closing: running work is interrupted and recorded, then the process exits.
       let stopping = false;
+      let watching: import('../watch.js').AgentsWatch | undefined;
       const stop = (why: string, close?: () => Promise<void>) => {
         if (stopping) return;
         stopping = true;
         log.info(`stopping (${why})`);
         const deadline = setTimeout(() => process.exit(0), graceMs + 2000);
         deadline.unref();
+        // No reload starts while stopping.
+        void watching?.close().catch(() => {});
         // Runs are interrupted (and record it) before connections close, which would cancel them instead.
         void server
           .shutdown(graceMs)
@@ -268,7 +282,10 @@ export function registerServeCommand(program: Command): void {
         startStdio(server, { maxMessageMb, ...(protocolOutput ? { output: protocolOutput } : {}), onEnd: () => stop('stdin closed') });
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
-        log.info(`serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} on stdio`);
+        if (options.watch) watching = await startWatching();
+        log.info(
+          `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} on stdio${options.watch ? ', reloading it on changes' : ''}`,
+        );
         return;
       }
       const port = Number(options.port);
@@ -288,11 +305,12 @@ export function registerServeCommand(program: Command): void {
           ...(oauth ? { oauth } : {}),
           ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
         });
-        log.info(
-          `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}${oauth ? ` (OAuth: tokens from ${oauth.issuer})` : ''}`,
-        );
         process.once('SIGINT', () => stop('SIGINT', () => running.close()));
         process.once('SIGTERM', () => stop('SIGTERM', () => running.close()));
+        if (options.watch) watching = await startWatching();
+        log.info(
+          `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}${oauth ? ` (OAuth: tokens from ${oauth.issuer})` : ''}${options.watch ? ', reloading it on changes' : ''}`,
+        );
       } catch (error) {
         fail(error instanceof Error ? error.message : String(error));
       }

@@ -67,6 +67,10 @@ export function withUserLimits(runtime: Runtime, limits: UserLimits, now: () => 
 
   return {
     ...runtime,
+    // Read through: the registry changes when the folder is reloaded (serve --watch).
+    get registry() {
+      return runtime.registry;
+    },
     runPrompt(request): Promise<RunResult> {
       const user = request.owner ?? currentCaller() ?? '';
       try {

@@ -1,0 +1,88 @@
+/**
+ * `serve --watch`: when the agents folder changes, it is loaded again the
+ * way serve loaded it at start. A folder that loads without errors replaces
+ * what is served (see AgentportServer.replaceRegistry) and a one-line
+ * summary is logged; one with errors is reported like at start, and the
+ * previous definitions go on being served. Logs go to stderr only.
+ */
+import { errorMessage } from '../errors.js';
+import { log } from '../log.js';
+import type { AgentportServer } from '../server/createServer.js';
+import { describeChange } from '../server/registrySurface.js';
+import { agentsDirOf, dataDirOf, loadForCommand, printIssues, shownPath, type DirOptions } from './context.js';
+
+export interface WatchSettings {
+  /** Aggregator mode needs upstream servers: a folder without any is not taken. */
+  exposeUpstream?: boolean;
+  debounceMs?: number;
+}
+
+export interface AgentsWatch {
+  /** Stops watching; resolves once a reload under way has finished. */
+  close(): Promise<void>;
+}
+
+export async function watchAgents(server: AgentportServer, options: DirOptions, settings: WatchSettings = {}): Promise<AgentsWatch> {
+  const agentsDir = agentsDirOf(options);
+  const shown = shownPath(agentsDir);
+  const keep = (why: string) => log.warn(`not reloaded: ${why}; still serving the previous definitions`);
+
+  const reload = async (): Promise<void> => {
+    let loaded;
+    try {
+      loaded = await loadForCommand(options, { fresh: true });
+    } catch (error) {
+      // The folder was removed, or holds no definitions any more.
+      keep(errorMessage(error));
+      return;
+    }
+    const { hideDeclaredSecrets } = await import('../runtime/variables/declaredSecrets.js');
+    hideDeclaredSecrets(loaded.registry, process.env);
+    printIssues(loaded.issues);
+    if (loaded.errors.length) {
+      keep(`${loaded.errors.length} error(s) in ${shown} (listed above)`);
+      return;
+    }
+    if (settings.exposeUpstream && !loaded.registry.upstream?.servers.size) {
+      keep(`--expose-upstream: ${shown} declares no upstream MCP servers (mcp.json)`);
+      return;
+    }
+    try {
+      log.info(`reloaded ${shown}: ${describeChange(server.replaceRegistry(loaded.registry))}`);
+    } catch (error) {
+      keep(errorMessage(error));
+    }
+  };
+
+  // One reload at a time; changes during one are taken by one more after it.
+  let running: Promise<void> | undefined;
+  let again = false;
+  let closed = false;
+  const schedule = () => {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await reload().catch((error: unknown) => keep(errorMessage(error)));
+      } while (again && !closed);
+    })().finally(() => (running = undefined));
+  };
+
+  const { watchFolder } = await import('../registry/watchFolder.js');
+  const watcher = await watchFolder(agentsDir, schedule, {
+    ignore: [dataDirOf(options)],
+    ...(settings.debounceMs !== undefined ? { debounceMs: settings.debounceMs } : {}),
+    onError: (error) => log.warn(`watching ${shown}: ${error.message}`),
+  });
+  return {
+    close: async () => {
+      closed = true;
+      await watcher.close();
+      await running;
+    },
+  };
+}

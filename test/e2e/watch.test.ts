@@ -1,0 +1,238 @@
+/**
+ * `serve --watch` end to end: the built CLI serves a copy of a small agents
+ * folder, the test edits the copy, and the real MCP client sees what a host
+ * would: list_changed notifications when the exposed tools change (and only
+ * then), the new tools listed and callable on the scripted model server, and
+ * a folder with an error reported on stderr while the previous definitions
+ * go on being served.
+ */
+import { cpSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FakeModelServer } from '../support/fakeModelServer.js';
+import { connectHttp, connectStdio, startHttpServer, tempDir, type Era, type HttpServerProcess } from '../support/mcpClients.js';
+import { FIXTURES } from '../support/paths.js';
+
+const FIXTURE = path.join(FIXTURES, 'agents', 'watch');
+const POLL = { timeout: 10_000, interval: 50 };
+
+const model = new FakeModelServer();
+beforeAll(async () => {
+  await model.start();
+});
+afterAll(async () => {
+  await model.stop();
+});
+
+interface Served {
+  dir: string;
+  client: Client;
+  stderr: () => string;
+  /** list_changed notifications received so far. */
+  seen: { tools: number; prompts: number };
+  /** How many reloads the server has logged. */
+  reloads: () => number;
+}
+
+const open: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((close) => close()));
+  expect(model.unexpected).toEqual([]);
+});
+
+function copyOfFixture(): string {
+  const dir = path.join(tempDir('agentport-watch-'), 'agents');
+  cpSync(FIXTURE, dir, { recursive: true });
+  open.push(async () => rmSync(path.dirname(dir), { recursive: true, force: true }));
+  return dir;
+}
+
+function follow(client: Client): Served['seen'] {
+  const seen = { tools: 0, prompts: 0 };
+  client.setNotificationHandler('notifications/tools/list_changed', () => void seen.tools++);
+  client.setNotificationHandler('notifications/prompts/list_changed', () => void seen.prompts++);
+  return seen;
+}
+
+async function serveStdio(era: Era = 'legacy', prepare?: (dir: string) => void): Promise<Served> {
+  const dir = copyOfFixture();
+  prepare?.(dir);
+  const { client, stderr } = await connectStdio(era, {
+    agentsDir: dir,
+    args: ['--watch'],
+    env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' },
+  });
+  open.push(() => client.close().catch(() => {}));
+  const seen = follow(client);
+  // 2026-07-28 clients hear of changes on a subscriptions/listen stream.
+  if (era === 'modern') await client.listen({ toolsListChanged: true, promptsListChanged: true });
+  // Edits made before the watcher is ready would go unseen.
+  await expect.poll(stderr, POLL).toMatch(/reloading it on changes/);
+  return { dir, client, stderr, seen, reloads: () => stderr().match(/\] reloaded /g)?.length ?? 0 };
+}
+
+const FAREWELL = `import { definePrompt } from 'agentport-mcp';
+
+export default definePrompt({
+  name: 'farewell',
+  toolDescription: 'Says goodbye.',
+  exposeAsTool: true,
+  model: 'fake',
+  prompt: 'You say goodbye.',
+});
+`;
+
+function edit(file: string, from: string, to: string): void {
+  const text = readFileSync(file, 'utf8');
+  expect(text).toContain(from);
+  writeFileSync(file, text.replace(from, to));
+}
+
+function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
+  return (result.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? '').join('');
+}
+
+async function toolNames(client: Client): Promise<string[]> {
+  return (await client.listTools()).tools.map((tool) => tool.name);
+}
+
+describe('serve --watch over stdio', () => {
+  it.each(['legacy', 'modern'] as const)('a prompt added while serving is announced (%s client), listed and callable', async (era) => {
+    const served = await serveStdio(era);
+    expect(served.client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
+    expect(served.client.getServerCapabilities()?.prompts).toEqual({ listChanged: true });
+    expect(await toolNames(served.client)).toEqual(['greeter', 'run_wait', 'run_status', 'run_cancel']);
+
+    writeFileSync(path.join(served.dir, 'prompts', 'farewell.ts'), FAREWELL);
+    await expect.poll(() => served.seen.tools, POLL).toBe(1);
+    await expect.poll(() => served.seen.prompts, POLL).toBe(1);
+    expect(served.stderr()).toMatch(/reloaded .*agents: \+1 tool \(farewell\)/);
+    expect(await toolNames(served.client)).toEqual(['farewell', 'greeter', 'run_wait', 'run_status', 'run_cancel']);
+    expect((await served.client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(['farewell', 'greeter']);
+
+    model.replyToSystem('You say goodbye.', { text: 'Goodbye, Ada.' });
+    const result = await served.client.callTool({ name: 'farewell', arguments: { message: 'I am leaving' } });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toContain('Goodbye, Ada.');
+    expect(model.requests.at(-1)?.body.messages.at(-1)).toMatchObject({ role: 'user', content: 'I am leaving' });
+  });
+
+  it('a changed description is announced and listed', async () => {
+    const served = await serveStdio();
+    edit(path.join(served.dir, 'prompts', 'greeter.ts'), 'Greets whoever is named.', 'Greets everyone by name.');
+    await expect.poll(() => served.seen.tools, POLL).toBe(1);
+    expect(served.stderr()).toMatch(/reloaded .*agents: ~1 changed \(greeter\)/);
+    const greeter = (await served.client.listTools()).tools.find((tool) => tool.name === 'greeter');
+    expect(greeter?.description).toBe('Greets everyone by name.');
+    expect((await served.client.listPrompts()).prompts.find((prompt) => prompt.name === 'greeter')?.description).toBe(
+      'Greets everyone by name.',
+    );
+  });
+
+  it('a broken file is reported with its line and the previous tools go on working; the fix is picked up', async () => {
+    const served = await serveStdio();
+    const before = (await served.client.listTools()).tools;
+    const file = path.join(served.dir, 'prompts', 'greeter.ts');
+    const good = readFileSync(file, 'utf8');
+    // Line 5 loses its closing quote.
+    writeFileSync(file, good.replace("toolDescription: 'Greets whoever is named.',", "toolDescription: 'Greets whoever is named.,"));
+    await expect.poll(served.stderr, POLL).toMatch(/not reloaded: 1 error\(s\) in .*; still serving the previous definitions/);
+    expect(served.stderr()).toMatch(/greeter\.ts:5:\d+: cannot load: syntax error/);
+    expect((await served.client.listTools()).tools).toEqual(before);
+    expect(served.seen.tools).toBe(0);
+
+    model.replyToSystem('You greet people.', { text: 'Hello, Bo!' });
+    const result = await served.client.callTool({ name: 'greeter', arguments: { message: 'Greet Bo' } });
+    expect(textOf(result)).toContain('Hello, Bo!');
+
+    writeFileSync(file, good.replace('Greets whoever is named.', 'Greets whoever is named, warmly.'));
+    await expect.poll(() => served.seen.tools, POLL).toBe(1);
+    expect((await served.client.listTools()).tools.find((tool) => tool.name === 'greeter')?.description).toBe(
+      'Greets whoever is named, warmly.',
+    );
+  });
+
+  it('a change that leaves the tools as they are sends no list_changed, and new calls run the new code', async () => {
+    const served = await serveStdio();
+    edit(path.join(served.dir, 'tools', 'shout.ts'), 'args.text.toUpperCase()', '`${args.text.toUpperCase()}!!!`');
+    await expect.poll(served.reloads, POLL).toBeGreaterThanOrEqual(1);
+    const reloaded = served.reloads();
+    const file = path.join(served.dir, 'prompts', 'greeter.ts');
+    const now = new Date();
+    utimesSync(file, now, now);
+    await expect.poll(served.reloads, POLL).toBeGreaterThan(reloaded);
+    expect(served.stderr()).toMatch(/reloaded .*agents: exposed tools unchanged/);
+    // A round trip after the reloads: a notification sent before it would have arrived first.
+    expect(await toolNames(served.client)).toEqual(['greeter', 'run_wait', 'run_status', 'run_cancel']);
+    expect(served.seen).toEqual({ tools: 0, prompts: 0 });
+
+    model.replyToSystem('You greet people.', { toolCalls: [{ name: 'shout', arguments: { text: 'hello' } }] }, { text: 'Shouted.' });
+    const result = await served.client.callTool({ name: 'greeter', arguments: { message: 'Shout hello' } });
+    expect(textOf(result)).toContain('Shouted.');
+    expect(model.requests.at(-1)?.body.messages.at(-1)).toMatchObject({ role: 'tool', content: 'HELLO!!!' });
+  });
+
+  it('a run in progress finishes on the definitions it started with', async () => {
+    const fixture = readFileSync(path.join(FIXTURE, 'tools', 'shout.ts'), 'utf8');
+    let release = '';
+    // The tool the run calls first waits until the folder has been reloaded.
+    const served = await serveStdio('legacy', (dir) => {
+      release = path.join(path.dirname(dir), 'release');
+      const held = fixture
+        .replace('import { defineTool }', "import { existsSync } from 'node:fs';\nimport { defineTool }")
+        .replace(
+          'execute: async (_state, args) => (',
+          `execute: async (_state, args) => {\n    while (!existsSync(${JSON.stringify(release)})) await new Promise((resolve) => setTimeout(resolve, 20));\n    return `,
+        )
+        .replace('toUpperCase() }),', 'toUpperCase() };\n  },');
+      expect(held).toContain('while (!existsSync');
+      writeFileSync(path.join(dir, 'tools', 'shout.ts'), held);
+    });
+    model.replyToSystem('You greet people.', { toolCalls: [{ name: 'shout', arguments: { text: 'hello' } }] }, { text: 'Shouted.' });
+    const call = served.client.callTool({ name: 'greeter', arguments: { message: 'Shout hello' } });
+    await expect.poll(() => model.requests.at(-1)?.body.messages.at(-1)?.content, POLL).toBe('Shout hello');
+    writeFileSync(
+      path.join(served.dir, 'tools', 'shout.ts'),
+      fixture.replace('args.text.toUpperCase()', '`${args.text.toUpperCase()}!!!`'),
+    );
+    await expect.poll(served.reloads, POLL).toBeGreaterThanOrEqual(1);
+    writeFileSync(release, '');
+    expect(textOf(await call)).toContain('Shouted.');
+    expect(model.requests.at(-1)?.body.messages.at(-1)).toMatchObject({ role: 'tool', content: 'HELLO' });
+
+    model.replyToSystem('You greet people.', { toolCalls: [{ name: 'shout', arguments: { text: 'hello' } }] }, { text: 'Shouted again.' });
+    expect(textOf(await served.client.callTool({ name: 'greeter', arguments: { message: 'Shout hello' } }))).toContain('Shouted again.');
+    expect(model.requests.at(-1)?.body.messages.at(-1)).toMatchObject({ role: 'tool', content: 'HELLO!!!' });
+  });
+});
+
+describe('serve --watch over HTTP', () => {
+  let http: HttpServerProcess | undefined;
+  afterEach(async () => {
+    await http?.stop();
+  });
+
+  it('tells subscribed 2026-07-28 clients, and every client lists the new tool', async () => {
+    const dir = copyOfFixture();
+    http = await startHttpServer({
+      agentsDir: dir,
+      args: ['--watch'],
+      env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' },
+    });
+    const modern = await connectHttp('modern', http.url);
+    const legacy = await connectHttp('legacy', http.url);
+    open.push(
+      () => modern.close().catch(() => {}),
+      () => legacy.close().catch(() => {}),
+    );
+    const seen = follow(modern);
+    await modern.listen({ toolsListChanged: true });
+
+    writeFileSync(path.join(dir, 'prompts', 'farewell.ts'), FAREWELL);
+    await expect.poll(() => seen.tools, POLL).toBe(1);
+    // Stateless 2025-11-25 HTTP has no stream for notifications: the next list has it.
+    expect(await toolNames(legacy)).toContain('farewell');
+    expect(await toolNames(modern)).toContain('farewell');
+  });
+});
