@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -10,5 +11,8 @@ export default defineConfig({
     // e2e tests spawn servers; two cores are what CI has.
     pool: 'forks',
     maxWorkers: 2,
+    // Every spawned agentport shares one transpile cache (keyed by content) instead of compiling the
+    // fixture folders again in each test's fresh data folder.
+    env: { AGENTPORT_CACHE_DIR: fileURLToPath(new URL('./node_modules/.cache/agentport-test', import.meta.url)) },
   },
 });

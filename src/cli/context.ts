@@ -31,6 +31,15 @@ export function dataDirOf(options: DirOptions): string {
 }
 
 /**
+ * Where caches are kept (the TypeScript transpile cache): `AGENTPORT_CACHE_DIR`, else `cache/` in the data
+ * folder. Caches are keyed by content, so one folder may serve several data folders and processes.
+ */
+export function cacheDirOf(options: DirOptions): string {
+  const explicit = process.env.AGENTPORT_CACHE_DIR;
+  return explicit ? path.resolve(expandHome(explicit)) : path.join(dataDirOf(options), 'cache');
+}
+
+/**
  * A leading `${HOME}`: a bundle's data folder defaults to `${HOME}/...`,
  * which the MCPB spec lets hosts substitute in defaults, but mcpb's own
  * config code passes a default through unexpanded.
@@ -57,7 +66,7 @@ export async function loadForCommand(
   await assertAgentsDir(agentsDir, options);
   const { registry, issues } = await loadRegistry({
     agentsDir,
-    cacheDir: path.join(dataDirOf(options), 'cache', 'jiti'),
+    cacheDir: path.join(cacheDirOf(options), 'jiti'),
     ...(load.env ? { env: load.env } : {}),
     ...(load.fresh ? { fresh: true } : {}),
   });

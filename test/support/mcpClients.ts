@@ -33,8 +33,10 @@ export interface ServeEnv {
 function childEnv(extra: Record<string, string> | undefined, dataDir: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    // Keep the child free of the developer's model settings: tests say what they want.
-    if (value !== undefined && !key.startsWith('OPENAI_') && !key.startsWith('AGENTPORT_')) env[key] = value;
+    // Keep the child free of the developer's model settings: tests say what they want. The shared
+    // transpile cache (vitest.config.ts) stays: it is keyed by content.
+    if (value === undefined || key.startsWith('OPENAI_')) continue;
+    if (!key.startsWith('AGENTPORT_') || key === 'AGENTPORT_CACHE_DIR') env[key] = value;
   }
   return { ...env, AGENTPORT_DATA_DIR: dataDir, ...extra };
 }
