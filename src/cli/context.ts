@@ -34,7 +34,7 @@ export function dataDirOf(options: DirOptions): string {
  * Where caches are kept (the TypeScript transpile cache): `AGENTPORT_CACHE_DIR`, else `cache/` in the data
  * folder. Caches are keyed by content, so one folder may serve several data folders and processes.
  */
-export function cacheDirOf(options: DirOptions): string {
+function cacheDirOf(options: DirOptions): string {
   const explicit = process.env.AGENTPORT_CACHE_DIR;
   return explicit ? path.resolve(expandHome(explicit)) : path.join(dataDirOf(options), 'cache');
 }

@@ -7,7 +7,7 @@
  * keeps its threads in the data folder it is given.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,7 @@ import { getMcpConfigForManifest, type McpbManifestAny } from '@anthropic-ai/mcp
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataDirOf } from '../../src/cli/context.js';
+import { prepareBundle } from '../../src/cli/pack/prepare.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { connectStdio, newClient, tempDir } from '../support/mcpClients.js';
 import { CLI, EXAMPLE_AGENTS, FIXTURES, REPO_ROOT } from '../support/paths.js';
@@ -74,6 +75,22 @@ async function hostConfig(manifest: Manifest, dir: string, values: Record<string
   });
   if (!config) throw new Error('mcpb resolved no mcp_config (a required field without a value?)');
   return { command: config.command, args: config.args ?? [], env: config.env ?? {} };
+}
+
+/**
+ * The manifest `pack` would write, made in this process: what is asked of the bundle's user depends on the
+ * folder, not on staging and zipping, which the tests above cover once.
+ */
+async function prepared(agentsDir: string) {
+  const saved = UPSTREAM_VARIABLES.map((name) => [name, process.env[name]] as const);
+  for (const name of UPSTREAM_VARIABLES) delete process.env[name];
+  try {
+    const result = await prepareBundle({ dir: agentsDir });
+    if (!result.ok) throw new Error(result.message);
+    return { manifest: result.manifest as unknown as Manifest, toolCount: result.toolCount };
+  } finally {
+    for (const [name, value] of saved) if (value !== undefined) process.env[name] = value;
+  }
 }
 
 describe('agentport pack', () => {
@@ -191,7 +208,7 @@ describe('agentport pack', () => {
   }, 60_000);
 
   it('[EC-3] asks for required variables in user_config, secret ones sensitive, mapped into the environment', async () => {
-    const { manifest } = await packAndUnpack(path.join(FIXTURES, 'agents', 'runtime'));
+    const { manifest } = await prepared(path.join(FIXTURES, 'agents', 'runtime'));
     expect(manifest.user_config?.customer).toMatchObject({ type: 'string', required: true, description: 'Customer id' });
     expect(manifest.user_config?.customer?.sensitive).toBeUndefined();
     expect(manifest.user_config?.api_token).toMatchObject({ type: 'string', required: true, sensitive: true });
@@ -205,9 +222,11 @@ describe('agentport pack', () => {
   }, 120_000);
 
   it('[EC-3] asks for the variables agents/mcp.json uses, packing although they are not set here', async () => {
-    const { dir, manifest, stdout } = await packAndUnpack(path.join(FIXTURES, 'agents', 'pack-upstream'));
-    expect(stdout).toContain('1 tool(s)');
-    const { stdout: validated } = await mcpb(['validate', path.join(dir, 'manifest.json')]);
+    const { manifest, toolCount } = await prepared(path.join(FIXTURES, 'agents', 'pack-upstream'));
+    expect(toolCount).toBe(1);
+    const file = path.join(tempDir('agentport-pack-manifest-'), 'manifest.json');
+    writeFileSync(file, JSON.stringify(manifest));
+    const { stdout: validated } = await mcpb(['validate', file]);
     expect(validated).toContain('Manifest schema validation passes');
     const fields = manifest.user_config ?? {};
     // No default: required. Named like a credential, or in a header: sensitive.
