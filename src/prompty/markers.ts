@@ -16,7 +16,9 @@ export interface ParsedMarker {
   attributes: Array<[string, string]>;
 }
 
-const MARKER_RE = /^[ \t]*(system|developer|user|assistant|tool|function|thread|tools)[ \t]*(?:\[(.*)\])?[ \t]*:[ \t]*$/i;
+// Prompty's own parser takes a role line written as a markdown heading too (`# system:`); `thread:` is ours
+// and keeps to the plain form.
+const MARKER_RE = /^[ \t]*(?:(?:#[ \t]*)?(system|developer|user|assistant|tool|function|tools)|(thread))[ \t]*(?:\[(.*)\])?[ \t]*:[ \t]*$/i;
 const THREAD_LINE_RE = /^[ \t]*!\[thread\][ \t]*$/i;
 const KEY_RE = /[A-Za-z_][\w.-]*/y;
 const BARE_RE = /[^\s,"'\]]+/y;
@@ -100,9 +102,9 @@ export function parseMarkerLine(line: string): MarkerParse {
   if (THREAD_LINE_RE.test(line)) return { kind: 'marker', marker: { keyword: 'thread', attributes: [] } };
   const m = MARKER_RE.exec(line);
   if (!m) return { kind: 'none' };
-  const keyword = (m[1] as string).toLowerCase() as MarkerKeyword;
-  if (m[2] === undefined) return { kind: 'marker', marker: { keyword, attributes: [] } };
-  const attrs = parseAttributes(m[2]);
+  const keyword = (m[1] ?? m[2] ?? '').toLowerCase() as MarkerKeyword;
+  if (m[3] === undefined) return { kind: 'marker', marker: { keyword, attributes: [] } };
+  const attrs = parseAttributes(m[3]);
   if (!attrs.ok) return { kind: 'error', error: `malformed attributes on "${keyword}" marker: ${attrs.error}` };
   return { kind: 'marker', marker: { keyword, attributes: attrs.attributes } };
 }

@@ -136,6 +136,14 @@ const VECTORS: Array<{ name: string; body: string; expected: Array<[string, stri
       ['assistant', 'Ok'],
     ],
   },
+  {
+    name: 'markdown_heading_roles',
+    body: '# system:\nYou are helpful.\n\n# user:\n# Heading in the text\nHello',
+    expected: [
+      ['system', 'You are helpful.'],
+      ['user', '# Heading in the text\nHello'],
+    ],
+  },
 ];
 
 describe("Prompty's parse vectors", () => {

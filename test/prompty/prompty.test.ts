@@ -151,7 +151,12 @@ describe('markers', () => {
     expect(parseMarkerLine('  Assistant :  ')).toEqual({ kind: 'marker', marker: { keyword: 'assistant', attributes: [] } });
     expect(parseMarkerLine('user: hello').kind).toBe('none');
     expect(parseMarkerLine('Developer:')).toEqual({ kind: 'marker', marker: { keyword: 'developer', attributes: [] } });
-    expect(parseMarkerLine('# system:').kind).toBe('none');
+    // Prompty's parser takes a role written as a markdown heading; `thread:` keeps to the plain form.
+    expect(parseMarkerLine('# system:')).toEqual({ kind: 'marker', marker: { keyword: 'system', attributes: [] } });
+    expect(parseMarkerLine(' #User[name="Ann"] :')).toEqual({ kind: 'marker', marker: { keyword: 'user', attributes: [['name', 'Ann']] } });
+    expect(parseMarkerLine('## system:').kind).toBe('none');
+    expect(parseMarkerLine('# thread:').kind).toBe('none');
+    expect(parseMarkerLine('# Notes:').kind).toBe('none');
     expect(parseMarkerLine('![thread]')).toEqual({ kind: 'marker', marker: { keyword: 'thread', attributes: [] } });
     expect(parseMarkerLine('tool[name=]:').kind).toBe('error');
   });
