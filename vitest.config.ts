@@ -11,6 +11,9 @@ export default defineConfig({
     // e2e tests spawn servers; two cores are what CI has.
     pool: 'forks',
     maxWorkers: 2,
+    // Test files share their worker's module cache: importing the runtime again for every file was most of the
+    // in-process tests' time. Tests restore what they change of process state (env, cwd, handlers).
+    isolate: false,
     // Every spawned agentport shares one transpile cache (keyed by content) instead of compiling the
     // fixture folders again in each test's fresh data folder.
     env: { AGENTPORT_CACHE_DIR: fileURLToPath(new URL('./node_modules/.cache/agentport-test', import.meta.url)) },
