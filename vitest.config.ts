@@ -1,6 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+/** The built package, which test/support/cli.ts runs in the test process. */
+const DIST = fileURLToPath(new URL('./dist/', import.meta.url));
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
@@ -14,8 +17,11 @@ export default defineConfig({
     // Test files share their worker's module cache: importing the runtime again for every file was most of the
     // in-process tests' time. Tests restore what they change of process state (env, cwd, handlers).
     isolate: false,
-    // Every spawned agentport shares one transpile cache (keyed by content) instead of compiling the
-    // fixture folders again in each test's fresh data folder.
+    // Loaded by Node as it is, not transformed by Vite: the CLI runs as the binary does, and each test file
+    // that runs it does not spend a second transforming the whole package first.
+    server: { deps: { external: [new RegExp(`^${DIST.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)] } },
+    // Every agentport the tests run (spawned or in the test process) shares one transpile cache (keyed by
+    // content) instead of compiling the fixture folders again in each test's fresh data folder.
     env: { AGENTPORT_CACHE_DIR: fileURLToPath(new URL('./node_modules/.cache/agentport-test', import.meta.url)) },
   },
 });

@@ -1,44 +1,9 @@
 #!/usr/bin/env node
 /**
- * The `agentport` command. Each subcommand loads only what it needs, so
- * `serve` on stdio starts quickly.
+ * The `agentport` command: runs the program of program.ts on the process's
+ * arguments. Nothing else belongs here, so the program can be built without
+ * being run.
  */
-import { createRequire } from 'node:module';
-import { VERSION } from '../server/version.js';
-import { registerConfigCommand } from './commands/config.js';
-import { registerDoctorCommand } from './commands/doctor.js';
-import { registerInitCommand } from './commands/init.js';
-import { registerListCommand } from './commands/list.js';
-import { registerPackCommand } from './commands/pack.js';
-import { registerRunCommand } from './commands/run.js';
-import { registerSearchCommand } from './commands/search.js';
-import { registerServeCommand } from './commands/serve.js';
-import { searchableRegistryTools } from './registryTools.js';
+import { buildProgram, reportFailure } from './program.js';
 
-// Required rather than imported: the CommonJS package then loads without
-// Node's export scan, which is most of its start-up cost.
-const { Command } = createRequire(import.meta.url)('commander') as typeof import('commander');
-
-export function buildProgram(): import('commander').Command {
-  const program = new Command()
-    .name('agentport')
-    .description('Serve the prompts and agents in an agents/ folder as MCP tools.')
-    .version(VERSION, '-v, --version')
-    .showHelpAfterError();
-  registerInitCommand(program);
-  registerServeCommand(program);
-  registerListCommand(program);
-  registerDoctorCommand(program);
-  registerConfigCommand(program);
-  registerPackCommand(program);
-  registerSearchCommand(program, { loadRegistryTools: searchableRegistryTools });
-  registerRunCommand(program);
-  return program;
-}
-
-buildProgram()
-  .parseAsync(process.argv)
-  .catch((error: unknown) => {
-    process.stderr.write(`agentport: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  });
+buildProgram().parseAsync(process.argv).catch(reportFailure);

@@ -1,26 +1,15 @@
 /**
- * The agentport command as users run it: the built CLI in a child process.
+ * The agentport command as users run it: the built CLI, in the test process
+ * (the last tests check that it prints and exits there as in a process of its
+ * own), and in a child process for serve.
  */
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { CLI, EXAMPLE_AGENTS, FIXTURES, REPO_ROOT } from '../support/paths.js';
-import { tempDir } from '../support/mcpClients.js';
+import { runCli, runCliInProcess } from '../support/cli.js';
+import { EXAMPLE_AGENTS, FIXTURES, REPO_ROOT } from '../support/paths.js';
 
-const exec = promisify(execFile);
-
-async function agentport(args: string[], env: Record<string, string | undefined> = {}) {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], {
-      env: { ...process.env, AGENTPORT_DATA_DIR: tempDir(), OPENAI_API_KEY: '', ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const agentport = (args: string[], env: Record<string, string | undefined> = {}) => runCliInProcess(args, { env });
+const spawned = (args: string[], env: Record<string, string | undefined> = {}) => runCli(args, { env });
 
 describe('agentport list', () => {
   it('[MC-4] prints the exposed tools with their schemas as JSON, in name order', async () => {
@@ -97,29 +86,26 @@ describe('agentport config', () => {
   });
 });
 
+// serve ends its own process: these run in one.
 describe('agentport serve --store', () => {
   it('names the accepted stores when given an unknown one (flag or AGENTPORT_STORE)', async () => {
-    const flag = await agentport(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'redis']);
+    const [flag, env] = await Promise.all([
+      spawned(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'redis']),
+      spawned(['serve', '--dir', EXAMPLE_AGENTS], { AGENTPORT_STORE: 'sqlite' }),
+    ]);
     expect(flag.code).toBe(1);
     expect(flag.stderr).toContain('--store must be one of file, memory, postgres, got "redis"');
-    const env = await agentport(['serve', '--dir', EXAMPLE_AGENTS], { AGENTPORT_STORE: 'sqlite' });
     expect(env.code).toBe(1);
     expect(env.stderr).toContain('AGENTPORT_STORE must be one of file, memory, postgres, got "sqlite"');
   });
 
   it('asks for a database URL for postgres, and says when the database cannot be reached', async () => {
-    const missing = await agentport(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'postgres'], { AGENTPORT_DATABASE_URL: '' });
+    const [missing, unreachable] = await Promise.all([
+      spawned(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'postgres'], { AGENTPORT_DATABASE_URL: '' }),
+      spawned(['serve', '--dir', EXAMPLE_AGENTS, '--store', 'postgres', '--database-url', 'postgres://nobody@127.0.0.1:1/none']),
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('--store postgres needs a database: set AGENTPORT_DATABASE_URL');
-    const unreachable = await agentport([
-      'serve',
-      '--dir',
-      EXAMPLE_AGENTS,
-      '--store',
-      'postgres',
-      '--database-url',
-      'postgres://nobody@127.0.0.1:1/none',
-    ]);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain('cannot connect to PostgreSQL');
   });
@@ -127,7 +113,8 @@ describe('agentport serve --store', () => {
 
 describe('agentport --help and --version', () => {
   it('prints the version from package.json', async () => {
-    const { stdout } = await agentport(['--version']);
+    const { code, stdout } = await agentport(['--version']);
+    expect(code).toBe(0);
     const { version } = (await import('../../package.json', { with: { type: 'json' } })).default;
     expect(stdout.trim()).toBe(version);
   });
@@ -136,5 +123,66 @@ describe('agentport --help and --version', () => {
     const { code, stdout } = await agentport([command, '--help']);
     expect(code).toBe(0);
     expect(stdout).toContain(`Usage: agentport ${command}`);
+  });
+});
+
+describe('the CLI in the test process', () => {
+  // What only a process shows: the exit code it ends with (process.exitCode, or commander exiting itself), its help's width.
+  it('prints and exits as the built CLI does in a process', async () => {
+    const runs = [
+      ['config', 'claude', '--dir', 'agents'],
+      // Its definition files print (console.log) while they load.
+      ['list', '--dir', path.join(FIXTURES, 'agents', 'noisy')],
+      ['doctor', '--dir', path.join(FIXTURES, 'agents', 'load-errors')],
+      ['list', '--no-such-option'],
+      ['doctor', '--help'],
+      ['--version'],
+    ];
+    // The processes start first and run while the in-process runs do, one after another.
+    const processes = Promise.all(runs.map((args) => spawned(args)));
+    const inProcess = [];
+    for (const args of runs) inProcess.push(await agentport(args));
+    for (const [i, run] of (await processes).entries()) expect({ args: runs[i], ...inProcess[i] }).toEqual({ args: runs[i], ...run });
+    expect(inProcess.map((run) => run.code)).toEqual([0, 0, 1, 1, 0, 0]);
+  });
+
+  it('leaves the test process as it was: environment, working directory, arguments, output, console and exit code', async () => {
+    process.env.AGENTPORT_TEST_KEPT = 'kept';
+    delete process.env.AGENTPORT_TEST_UNSET;
+    const before = {
+      env: { ...process.env },
+      cwd: process.cwd(),
+      argv: [...process.argv],
+      exitCode: process.exitCode,
+      console: globalThis.console,
+      write: Reflect.get(process.stdout, 'write'),
+      isTTY: process.stdout.isTTY,
+      exit: Reflect.get(process, 'exit'),
+    };
+    try {
+      const run = await runCliInProcess(['doctor', '--dir', 'load-errors'], {
+        cwd: path.join(FIXTURES, 'agents'),
+        env: { AGENTPORT_TEST_KEPT: undefined, AGENTPORT_TEST_UNSET: 'set' },
+      });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain('15 error(s)');
+      expect({
+        env: { ...process.env },
+        cwd: process.cwd(),
+        argv: process.argv,
+        exitCode: process.exitCode,
+        console: globalThis.console,
+        write: Reflect.get(process.stdout, 'write'),
+        isTTY: process.stdout.isTTY,
+        exit: Reflect.get(process, 'exit'),
+      }).toEqual(before);
+    } finally {
+      delete process.env.AGENTPORT_TEST_KEPT;
+    }
+  });
+
+  it('refuses the commands that end their own process', async () => {
+    await expect(agentport(['serve', '--dir', EXAMPLE_AGENTS])).rejects.toThrow('agentport serve ends its own process: run it with runCli');
+    await expect(agentport(['run', 'summarize'])).rejects.toThrow('agentport run ends its own process: run it with runCli');
   });
 });

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli, runCliInProcess } from '../support/cli.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { connectStdio, tempDir } from '../support/mcpClients.js';
 import { REPO_ROOT } from '../support/paths.js';
@@ -37,6 +37,7 @@ const folder = path.join(work, 'my-agents');
 let init: Awaited<ReturnType<typeof runCli>>;
 
 beforeAll(async () => {
+  // A process: the next commands it prints name the command as the user ran it (here node and the built main.js).
   init = await runCli(['init', 'my-agents'], { cwd: work });
   linkDependencies(folder);
 });
@@ -74,7 +75,7 @@ describe('agentport init', () => {
   });
 
   it('[EC-2] the folder type-checks and loads: doctor --types', async () => {
-    const doctor = await runCli(['doctor', '--types', '--dir', '.'], { cwd: folder });
+    const doctor = await runCliInProcess(['doctor', '--types', '--dir', '.'], { cwd: folder });
     expect(doctor.stderr).toBe('');
     expect(doctor.stdout).toMatch(/^types: ok \(tsc \d+\.\d+\.\d+ --noEmit -p tsconfig\.json\)$/m);
     expect(doctor.stdout).toMatch(/ok: 2 prompt\(s\), 1 tool\(s\), 1 model\(s\), 0 hook\(s\), 0 agent\(s\) in /);
@@ -97,14 +98,14 @@ describe('agentport init', () => {
       ].join('\n'),
     );
     try {
-      const doctor = await runCli(['doctor', '--types', '--dir', '.'], { cwd: folder });
+      const doctor = await runCliInProcess(['doctor', '--types', '--dir', '.'], { cwd: folder });
       expect(doctor.code).toBe(1);
       expect(doctor.stdout).toMatch(/^types: 1 error\(s\)/m);
       expect(doctor.stdout).toMatch(
         /^error: tools\/shout\.ts:6:\d+: TS2322: Type .*Promise<string>.* is not assignable to type .*Promise<ToolResult>/m,
       );
       // Loading alone cannot see it: the tool loads fine.
-      const plain = await runCli(['doctor', '--dir', '.'], { cwd: folder });
+      const plain = await runCliInProcess(['doctor', '--dir', '.'], { cwd: folder });
       expect(plain.code).toBe(0);
     } finally {
       rmSync(bad);
@@ -112,7 +113,7 @@ describe('agentport init', () => {
   });
 
   it('[EC-2] doctor --types says when the folder has no tsconfig.json', async () => {
-    const doctor = await runCli([
+    const doctor = await runCliInProcess([
       'doctor',
       '--types',
       '--no-upstream',
@@ -125,7 +126,7 @@ describe('agentport init', () => {
 
   it('[EC-2] refuses to overwrite existing files, naming them, and writes nothing', async () => {
     const before = readFileSync(path.join(folder, 'models', 'main.ts'), 'utf8');
-    const again = await runCli(['init', 'my-agents'], { cwd: work });
+    const again = await runCliInProcess(['init', 'my-agents'], { cwd: work });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(
       'agentport: not overwriting existing files in my-agents: models/main.ts, prompts/assistant.ts, tools/word_count.ts, prompts/explain.prompty, package.json, tsconfig.json',
@@ -136,7 +137,7 @@ describe('agentport init', () => {
     const partial = path.join(work, 'partial');
     mkdirSync(partial);
     writeFileSync(path.join(partial, 'tsconfig.json'), '{}\n');
-    const one = await runCli(['init', partial]);
+    const one = await runCliInProcess(['init', partial]);
     expect(one.code).toBe(1);
     expect(one.stderr).toMatch(/not overwriting existing file in .*partial: tsconfig\.json \(move it away or choose another folder\)/);
     expect(existsSync(path.join(partial, 'models', 'main.ts'))).toBe(false);

@@ -4,12 +4,13 @@
  * sibling folder); syntax errors name line and column with a code frame; a
  * YAML error in a .prompty file is one message at the file's line; every
  * problem of a folder comes in one pass and one bad file does not change what
- * another file's message says.
+ * another file's message says. The built program runs in the test process,
+ * serve in a child process.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli, runCliInProcess, type CliOptions, type CliRun } from '../support/cli.js';
 import { tempDir } from '../support/mcpClients.js';
 import { CLI } from '../support/paths.js';
 
@@ -35,6 +36,14 @@ function project(): string {
   return root;
 }
 
+/**
+ * serve ends its own process, so it runs in one, which also checks the
+ * refusals through a real process's exit code and output.
+ */
+function agentport(args: string[], options: CliOptions = {}): Promise<CliRun> {
+  return args[0] === 'serve' ? runCli(args, options) : runCliInProcess(args, options);
+}
+
 const COMMANDS: Array<[string, string[]]> = [
   ['serve', ['serve']],
   ['list', ['list']],
@@ -47,14 +56,14 @@ describe('agents folder refusals', () => {
   const root = project();
 
   it.each(COMMANDS)('[EC-1] %s refuses a misspelled folder and suggests the sibling', async (_name, command) => {
-    const run = await runCli([...command, '--dir', 'agnets'], { cwd: root });
+    const run = await agentport([...command, '--dir', 'agnets'], { cwd: root });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe('agentport: agents folder agnets does not exist; did you mean agents?\n');
   });
 
   it.each(COMMANDS)('[EC-1] %s refuses an empty folder', async (_name, command) => {
-    const run = await runCli([...command, '--dir', 'empty'], { cwd: root });
+    const run = await agentport([...command, '--dir', 'empty'], { cwd: root });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
@@ -64,45 +73,45 @@ describe('agents folder refusals', () => {
 
   it.each(COMMANDS)('[EC-1] %s refuses a missing default folder, and a path that is not a folder', async (name, command) => {
     const elsewhere = tempDir('agentport-nowhere-');
-    const missing = await runCli(command, { cwd: elsewhere });
+    const missing = await agentport(command, { cwd: elsewhere });
     expect(missing.code).toBe(1);
     // search resolves the folder before loading, so it cannot tell that it was the default.
     const note = name === 'search' ? '' : ' (the default: pass --dir for another)';
     expect(missing.stderr).toBe(`agentport: agents folder agents${note} does not exist; create one with: agentport init agents\n`);
-    const file = await runCli([...command, '--dir', 'notes.txt'], { cwd: root });
+    const file = await agentport([...command, '--dir', 'notes.txt'], { cwd: root });
     expect(file.code).toBe(1);
     expect(file.stderr).toBe('agentport: notes.txt is not a folder: --dir takes the agents folder\n');
   });
 
   it('[EC-1] names AGENTPORT_DIR when the folder came from it', async () => {
-    const run = await runCli(['list'], { cwd: root, env: { AGENTPORT_DIR: 'agentz' } });
+    const run = await agentport(['list'], { cwd: root, env: { AGENTPORT_DIR: 'agentz' } });
     expect(run.code).toBe(1);
     expect(run.stderr).toBe('agentport: agents folder agentz (from AGENTPORT_DIR) does not exist; did you mean agents?\n');
   });
 
   it('[EC-1] a project folder holding agents/ is refused, suggesting agents/', async () => {
-    const run = await runCli(['doctor', '--dir', '.'], { cwd: root });
+    const run = await agentport(['doctor', '--dir', '.'], { cwd: root });
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(`agentport: ${root} is not an agents folder but holds one; did you mean agents?\n`);
   });
 
   it('[EC-1] config resolves --dir against the current directory and refuses a folder without definitions', async () => {
-    const ok = await runCli(['config', 'claude', '--dir', 'agents'], { cwd: root });
+    const ok = await agentport(['config', 'claude', '--dir', 'agents'], { cwd: root });
     expect(ok.code).toBe(0);
     const entry = (JSON.parse(ok.stdout) as { mcpServers: { agentport: { args: string[] } } }).mcpServers.agentport;
     expect(entry.args).toEqual([CLI, 'serve', '--dir', path.join(root, 'agents')]);
-    const nested = await runCli(['config', 'code', '--dir', '../agents'], { cwd: path.join(root, 'empty') });
+    const nested = await agentport(['config', 'code', '--dir', '../agents'], { cwd: path.join(root, 'empty') });
     expect((JSON.parse(nested.stdout) as { mcpServers: { agentport: { args: string[] } } }).mcpServers.agentport.args.at(-1)).toBe(
       path.join(root, 'agents'),
     );
-    const empty = await runCli(['config', 'claude', '--dir', 'empty'], { cwd: root });
+    const empty = await agentport(['config', 'claude', '--dir', 'empty'], { cwd: root });
     expect(empty.code).toBe(1);
     expect(empty.stdout).toBe('');
   });
 
   it('[EC-1] config refuses a folder with load errors, listing them', async () => {
     const broken = writeFiles(tempDir('agentport-refusals-'), { 'agents/prompts/hello.ts': PROMPT('hello') });
-    const run = await runCli(['config', 'claude'], { cwd: broken });
+    const run = await agentport(['config', 'claude'], { cwd: broken });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('error: agents/prompts/hello.ts "hello" field model: unknown model "main"');
@@ -111,7 +120,7 @@ describe('agents folder refusals', () => {
 
   it('[EC-1] an agents folder with only mcp.json (aggregator mode) is not empty', async () => {
     const upstreamOnly = writeFiles(tempDir('agentport-refusals-'), { 'agents/mcp.json': '{ "mcpServers": {} }\n' });
-    const run = await runCli(['list', '--json'], { cwd: upstreamOnly });
+    const run = await agentport(['list', '--json'], { cwd: upstreamOnly });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
   });
@@ -130,7 +139,7 @@ describe('load errors as users read them', () => {
         '',
       ].join('\n'),
     });
-    const run = await runCli(['doctor', '--dir', 'agents'], { cwd: root });
+    const run = await agentport(['doctor', '--dir', 'agents'], { cwd: root });
     expect(run.code).toBe(1);
     const lines = run.stdout.split('\n');
     const at = lines.findIndex((l) => l.startsWith('error: agents/tools/broken.ts'));
@@ -151,7 +160,7 @@ describe('load errors as users read them', () => {
       'agents/tools/uses_lib.ts':
         "import { defineTool } from 'agentport-mcp';\nimport { count } from '../lib/words';\nexport default defineTool({ description: 'd', execute: async () => ({ status: 'success', result: String(count('x')) }) });\n",
     });
-    const run = await runCli(['doctor', '--dir', 'agents'], { cwd: root });
+    const run = await agentport(['doctor', '--dir', 'agents'], { cwd: root });
     expect(run.stdout).toContain(
       'error: agents/tools/uses_lib.ts: cannot load: syntax error in agents/lib/words.ts:1:36: Unexpected token, expected ","\n> 1 | export const count = (text: string =>',
     );
@@ -175,7 +184,7 @@ describe('load errors as users read them', () => {
         '',
       ].join('\n'),
     });
-    const run = await runCli(['doctor', '--dir', 'agents'], { cwd: root });
+    const run = await agentport(['doctor', '--dir', 'agents'], { cwd: root });
     expect(run.code).toBe(1);
     const errors = run.stdout.split('\n').filter((l) => l.startsWith('error: '));
     expect(errors).toEqual([
@@ -204,7 +213,7 @@ describe('load errors as users read them', () => {
       'agents/prompts/bad.prompty': '---\nname: bad\ndescription: d\nmodel: [main\n---\nHi.\n',
       'agents/prompts/typo.ts': PROMPT('typo').replace("model: 'main'", "model: 'mian'"),
     });
-    const run = await runCli(['doctor', '--dir', 'agents'], { cwd: root });
+    const run = await agentport(['doctor', '--dir', 'agents'], { cwd: root });
     expect(run.code).toBe(1);
     const errors = run.stdout.split('\n').filter((l) => l.startsWith('error: '));
     expect(errors).toEqual(

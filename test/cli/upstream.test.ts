@@ -1,29 +1,18 @@
 /**
  * The CLI and upstream MCP servers: `doctor` connects to each, `list
  * --upstream` and `search --upstream` read their tools, `serve` refuses a
- * folder whose mcp.json cannot be expanded. The built CLI in a child process,
- * the fixture upstream server spawned by it.
+ * folder whose mcp.json cannot be expanded. The built CLI in the test
+ * process, serve in a child process; the fixture upstream server spawned by
+ * it.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../support/paths.js';
-import { tempDir } from '../support/mcpClients.js';
+import { runCli, runCliInProcess } from '../support/cli.js';
 import { closedPort, stdioServer, upstreamAgents } from '../support/upstream.js';
 
-const exec = promisify(execFile);
-
-async function agentport(args: string[], env: Record<string, string | undefined> = {}) {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], {
-      env: { ...process.env, AGENTPORT_DATA_DIR: tempDir(), OPENAI_API_KEY: 'k', ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const agentport = (args: string[], env: Record<string, string | undefined> = {}) =>
+  runCliInProcess(args, { env: { OPENAI_API_KEY: 'k', ...env } });
+/** serve ends its own process: it runs in one. */
+const spawned = (args: string[], env: Record<string, string | undefined> = {}) => runCli(args, { env: { OPENAI_API_KEY: 'k', ...env } });
 
 const TOKEN = 'cli-token-5150-secret';
 const DOWN = await closedPort();
@@ -59,7 +48,7 @@ describe('agentport doctor with upstream servers', () => {
     const doctor = await agentport(['doctor', '--dir', working], { DOWN_TOKEN: undefined });
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toContain('field mcpServers.down.headers.Authorization: environment variable DOWN_TOKEN is not set');
-    const serve = await agentport(['serve', '--dir', working], { DOWN_TOKEN: undefined });
+    const serve = await spawned(['serve', '--dir', working], { DOWN_TOKEN: undefined });
     expect(serve.code).toBe(1);
     expect(serve.stderr).toContain('environment variable DOWN_TOKEN is not set');
     expect(serve.stderr).toContain('not starting');
@@ -96,7 +85,7 @@ describe('agentport list and search --upstream', () => {
 
   it('serve --expose-upstream needs upstream servers', async () => {
     const plain = upstreamAgents({ mcp: '{"mcpServers": {}}', prompts: { helper: `toolDescription: 'h', prompt: 'p'` } });
-    const { code, stderr } = await agentport(['serve', '--expose-upstream', '--dir', plain]);
+    const { code, stderr } = await spawned(['serve', '--expose-upstream', '--dir', plain]);
     expect(code).toBe(1);
     expect(stderr).toContain('--expose-upstream: ');
     expect(stderr).toContain('declares no upstream MCP servers');

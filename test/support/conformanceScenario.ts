@@ -19,7 +19,7 @@ export interface ConformanceCheck {
   errorMessage?: string;
 }
 
-export function runConformanceScenario(url: string, scenario: string): Promise<{ checks: ConformanceCheck[]; output: string }> {
+function runConformanceScenario(url: string, scenario: string): Promise<{ checks: ConformanceCheck[]; output: string }> {
   const out = mkdtempSync(path.join(tmpdir(), 'agentport-conformance-'));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', NODE20_SHIM, SUITE, 'server', '--url', url, '--scenario', scenario, '-o', out], {
