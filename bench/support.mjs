@@ -26,3 +26,9 @@ export function machine() {
 }
 
 export const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
+
+/** The PostgreSQL server the tests use (test/support/postgres.ts): its URL and whether it answers. */
+export async function postgres() {
+  const { databaseUrl, postgresReachable } = await jiti.import(path.join(ROOT, 'test', 'support', 'postgres.ts'));
+  return { url: databaseUrl(), reachable: await postgresReachable() };
+}
