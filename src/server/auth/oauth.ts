@@ -20,13 +20,17 @@ export interface OAuthGate {
   authenticate(req: IncomingMessage, res: ServerResponse): Promise<AuthInfo | undefined>;
 }
 
-/** The token's subject: whose threads the request may reach. */
+/**
+ * The token's subject: whose threads the request may reach.
+ * @public (http.ts imports this module only when OAuth is on)
+ */
 export function subjectOf(auth: AuthInfo): string {
   const sub = auth.extra?.sub;
   return typeof sub === 'string' ? sub : auth.clientId;
 }
 
 /**
+ * @public (http.ts imports this module only when OAuth is on)
  * @param serverUrl the URL the server listens at (`http://host:port/mcp`):
  *   the audience and resource unless `--oauth-audience` says otherwise
  */
