@@ -7,7 +7,7 @@
  */
 import { LOG_LEVEL_META_KEY, type Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conformanceRuns } from '../support/conformanceScenario.js';
+import { runConformanceScenario } from '../support/conformanceScenario.js';
 import { FakeModelServer, type RecordedRequest, type ScriptedReply } from '../support/fakeModelServer.js';
 import { connectHttp, connectStdio, startHttpServer, type Era, type HttpServerProcess } from '../support/mcpClients.js';
 import { FIXTURES } from '../support/paths.js';
@@ -152,11 +152,9 @@ describe('the MCP conformance suite, logging scenarios', () => {
     await http?.stop();
   });
 
-  const scenarios = ['logging-set-level', 'tools-call-with-logging'];
-  const scenarioRun = conformanceRuns(() => http.url, scenarios);
-  for (const scenario of scenarios) {
+  for (const scenario of ['logging-set-level', 'tools-call-with-logging']) {
     it(`[MC-10] passes ${scenario}`, async () => {
-      const { checks, output } = await scenarioRun(scenario);
+      const { checks, output } = await runConformanceScenario(http.url, scenario);
       expect(
         checks.filter((check) => check.status === 'FAILURE'),
         `${output}\n${http.stderr()}`,
