@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ROOT, machine } from './support.mjs';
 
 const only = process.argv.slice(2);
-const benches = ['startup', 'callOverStdio', 'httpThroughput', 'runtime', 'mcpSurface', 'search', 'upstream'].filter(
+const benches = ['startup', 'bigFolder', 'callOverStdio', 'httpThroughput', 'runtime', 'mcpSurface', 'search', 'upstream'].filter(
   (name) => only.length === 0 || only.includes(name),
 );
 

@@ -34,7 +34,7 @@ export function dataDirOf(options: DirOptions): string {
  * Where caches are kept (the TypeScript transpile cache): `AGENTPORT_CACHE_DIR`, else `cache/` in the data
  * folder. Caches are keyed by content, so one folder may serve several data folders and processes.
  */
-function cacheDirOf(options: DirOptions): string {
+export function cacheDirOf(options: DirOptions): string {
   const explicit = process.env.AGENTPORT_CACHE_DIR;
   return explicit ? path.resolve(expandHome(explicit)) : path.join(dataDirOf(options), 'cache');
 }
@@ -92,7 +92,7 @@ export class CommandError extends Error {}
  * no .prompty file, no mcp.json), suggesting a sibling folder with a close
  * name or a folder nearby that holds definitions.
  */
-async function assertAgentsDir(agentsDir: string, options: DirOptions = {}): Promise<void> {
+export async function assertAgentsDir(agentsDir: string, options: DirOptions = {}): Promise<void> {
   const shown = shownPath(agentsDir);
   const given =
     options.dir !== undefined ? '' : process.env.AGENTPORT_DIR ? ' (from AGENTPORT_DIR)' : ' (the default: pass --dir for another)';

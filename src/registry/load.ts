@@ -14,6 +14,7 @@ import { registryLoadError } from './errors.js';
 import { LoadFailures } from './failures.js';
 import { createModuleLoader, moduleLoadIssue, type ModuleLoader } from './loadModule.js';
 import { checkReferences } from './references.js';
+import { PRETRANSPILE_MIN_FILES, pretranspile } from './pretranspile.js';
 import type { AnyToolDefinition, Entry, Registry } from './types.js';
 import type { LoadedPrompty } from '../prompty/types.js';
 import { loadUpstreamConfig } from '../upstream/config.js';
@@ -33,7 +34,7 @@ export interface LoadRegistryResult {
   issues: LoadIssue[];
 }
 
-interface Found {
+export interface Found {
   kind: DefinitionKind;
   value: unknown;
   /** The export's name, or undefined for the default export. */
@@ -50,6 +51,13 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
   const loader = moduleFiles.length
     ? await createModuleLoader({ agentsDir, cacheDir: options.cacheDir ?? false, ...(options.fresh ? { fresh: true } : {}) })
     : undefined;
+  if (options.cacheDir && moduleFiles.length >= PRETRANSPILE_MIN_FILES) {
+    // A big folder is transpiled on worker threads first (pretranspile.ts); the loop below then reads the cache.
+    await pretranspile(
+      moduleFiles.map((f) => f.file),
+      options.cacheDir,
+    );
+  }
 
   const draft = {
     agentsDir,
@@ -130,13 +138,23 @@ async function importDefinitions(
     failures.failedFile(discovered.file, file);
     return [];
   }
+  return definitionsInModule(namespace, discovered.kind, file, issues);
+}
+
+/** The definitions a module exports; `folderKind` is what an unbranded default export is taken as. */
+export function definitionsInModule(
+  namespace: Record<string, unknown>,
+  folderKind: DefinitionKind,
+  file: string,
+  issues: LoadIssue[],
+): Found[] {
   const found: Found[] = [];
   for (const [exportName, value] of Object.entries(namespace)) {
     const branded = kindOf(value);
     if (exportName === 'default') {
       // An unbranded default export is taken as the folder's kind, so plain objects work too.
       if (branded || (typeof value === 'object' && value !== null)) {
-        found.push({ kind: branded ?? discovered.kind, value, exportName: undefined });
+        found.push({ kind: branded ?? folderKind, value, exportName: undefined });
       }
     } else if (branded && value !== namespace.default) {
       found.push({ kind: branded, value, exportName });
@@ -148,14 +166,18 @@ async function importDefinitions(
   return found;
 }
 
-function addDefinition(
-  draft: {
-    models: Map<string, Entry<ModelDefinition>>;
-    prompts: Map<string, Entry<PromptDefinition>>;
-    tools: Map<string, Entry<AnyToolDefinition>>;
-    hooks: Map<string, Entry<HookDefinition>>;
-    agents: Map<string, Entry<AgentDefinition>>;
-  },
+/** Definitions by kind and name, as files are loaded. */
+export interface DefinitionMaps {
+  models: Map<string, Entry<ModelDefinition>>;
+  prompts: Map<string, Entry<PromptDefinition>>;
+  tools: Map<string, Entry<AnyToolDefinition>>;
+  hooks: Map<string, Entry<HookDefinition>>;
+  agents: Map<string, Entry<AgentDefinition>>;
+}
+
+/** Validates one definition and adds it to `draft`; false (with issues) when it is rejected. */
+export function addDefinition(
+  draft: DefinitionMaps,
   item: Found,
   absoluteFile: string,
   file: string,
@@ -211,7 +233,8 @@ function definitionName(item: Found, absoluteFile: string): string | undefined {
   return typeof raw === 'string' && raw.trim() ? raw : undefined;
 }
 
-function displayPath(file: string): string {
+/** How issues and entries name a file: relative to the working directory when inside it. */
+export function displayPath(file: string): string {
   const relative = path.relative(process.cwd(), file);
   return relative && !relative.startsWith('..') ? relative : file;
 }

@@ -27,10 +27,16 @@ export interface ModuleLoaderOptions {
   fresh?: boolean;
 }
 
-type ModuleNamespace = Record<string, unknown>;
+export type ModuleNamespace = Record<string, unknown>;
 
 export interface ModuleLoader {
   load(file: string): Promise<ModuleNamespace>;
+  /**
+   * The same, synchronously (jiti's require path): for a definition first
+   * needed where nothing can wait, such as a tool's `loadPrompt`. A file with
+   * top-level await loads only through {@link load}.
+   */
+  loadSync(file: string): ModuleNamespace;
 }
 
 export async function createModuleLoader(options: ModuleLoaderOptions): Promise<ModuleLoader> {
@@ -55,7 +61,10 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     interopDefault: false,
   });
   const load = (file: string) => jiti.import<ModuleNamespace>(file);
-  return { load: options.fresh ? (file) => freshImport(jiti, file, load) : load };
+  return {
+    load: options.fresh ? (file) => freshImport(jiti, file, load) : load,
+    loadSync: (file) => jiti(file) as ModuleNamespace,
+  };
 }
 
 /**

@@ -39,4 +39,30 @@ export interface Registry {
   upstream?: UpstreamConfig;
   /** Problems that did not stop loading. */
   warnings: LoadIssue[];
+  /**
+   * Set when definitions are imported on first use (`serve` from its start-up
+   * cache, see lazyRegistry.ts): the maps know every name at once and import
+   * a definition's file when it is first read.
+   */
+  lazy?: LazyLoading;
+}
+
+/** The secrets a folder declares, by the names of the environment variables holding them. */
+export interface SecretNames {
+  /** Declared variables of type `secret` (prompts, agents, tools). */
+  variables: readonly string[];
+  /** The models' `apiKeyEnv`. */
+  apiKeyEnvs: readonly string[];
+}
+
+export interface LazyLoading {
+  /**
+   * Imports what the named prompts or agents need (their files and those of
+   * the definitions they reference), asynchronously, so a call then finds
+   * them loaded; with no names, only gets the module loader ready. Rejects
+   * with `DEFINITION_INVALID` when a file no longer loads cleanly.
+   */
+  prepare(names?: readonly string[]): Promise<void>;
+  /** Known without importing anything. */
+  secretNames: SecretNames;
 }

@@ -73,6 +73,8 @@ export interface ServerOptions {
   exposeUpstream?: boolean;
   /** The registry may be replaced while serving (serve --watch): tools and prompts declare `listChanged`. */
   listChanged?: boolean;
+  /** The tool catalogue when it is already built (the start-up cache); by default it is built from the registry. */
+  tools?: ExposedTool[];
 }
 
 /** Hosts give up on a tool call after about 60 s: answer before that. */
@@ -91,7 +93,11 @@ export function createAgentportServer(
   const callBudgetMs = options.callBudgetMs ?? DEFAULT_CALL_BUDGET_MS;
   const derive = (next: Registry) =>
     deriveSurface(next, { toolSearch: options.toolSearch, exposeUpstream: options.exposeUpstream, callBudgetMs });
-  let current = derive(registry);
+  let current = deriveSurface(
+    registry,
+    { toolSearch: options.toolSearch, exposeUpstream: options.exposeUpstream, callBudgetMs },
+    options.tools,
+  );
   /** Calls in progress, by the surface they started on: a replaced surface's upstream hub outlives them. */
   const inProgress = new Map<RegistrySurface, Set<Promise<unknown>>>();
   /** Upstream hubs of replaced registries, closed once their runs and calls have ended (or at shutdown). */
@@ -99,13 +105,16 @@ export function createAgentportServer(
   let loaded: Promise<Runtime> | undefined;
   // Kept once known, so shutdown can interrupt runs at once (not a promise tick later).
   let ready: Runtime | undefined;
+  // A lazily loaded registry gets its module loader ready before anything reads a definition.
   const getRuntime = () =>
-    (loaded ??= (typeof runtime === 'function' ? runtime() : Promise.resolve(runtime)).then((instance) => {
-      resources.attach(instance);
-      // Created for the registry served at start: a reload may have come first.
-      if (instance.registry !== current.registry) void instance.replaceRegistry(current.registry);
-      return (ready = instance);
-    }));
+    (loaded ??= Promise.resolve(current.registry.lazy?.prepare())
+      .then(() => (typeof runtime === 'function' ? runtime() : runtime))
+      .then((instance) => {
+        resources.attach(instance);
+        // Created for the registry served at start: a reload may have come first.
+        if (instance.registry !== current.registry) void instance.replaceRegistry(current.registry);
+        return (ready = instance);
+      }));
 
   const cancellations = new CallCancellations();
   const taskInputs = new TaskInputs();
@@ -145,7 +154,10 @@ export function createAgentportServer(
     const task = optedIn ? new TaskCall(taskInputs, support === 'required' ? 0 : TASK_WINDOW_MS) : undefined;
     const elicit = elicitation(server, ctx);
     const runLog = loggingOf.get(server)?.runLog(ctx, name);
-    return callExposedTool(getRuntime, state.byName, name, args, ctx, {
+    // With a lazily loaded registry, the tool's definitions are imported first; a file that no longer loads is the call's error.
+    const lazy = state.registry.lazy;
+    const prepared = lazy ? () => lazy.prepare([name]).then(getRuntime) : getRuntime;
+    return callExposedTool(prepared, state.byName, name, args, ctx, {
       callBudgetMs,
       signal,
       ...(elicit ? { elicit } : {}),

@@ -11,6 +11,7 @@ import type { JsonSchema } from '../definitions/jsonSchema.js';
 import { errorMessage, isAgentportError } from '../errors.js';
 import { redact } from '../log.js';
 import { RESERVED_ARGUMENT } from '../registry/references.js';
+import { secretNamesOf } from '../registry/secretNames.js';
 import type { LoadedPrompt, Registry } from '../registry/types.js';
 import type { Redactor } from '../runtime/variables/secrets.js';
 import { promptMessages } from './promptMessages.js';
@@ -60,6 +61,7 @@ export class PromptCatalog {
       });
     }
     const args = Object.fromEntries(Object.entries(raw).map(([key, value]) => [key, fromText(value, entry.properties[key]!)]));
+    await this.prepare(name);
     const prompt = this.promptOf(entry.tool);
     // Loaded on the first prompts/get: listing never pays for the runtime.
     const [{ prepareInput }, { openTurn }, { toWireMessages }] = await Promise.all([
@@ -102,6 +104,15 @@ export class PromptCatalog {
     const prompt = this.registry.prompts.get(agent ? agent.definition.sideA.prompt : tool.name);
     if (!prompt) throw new ProtocolError(ProtocolErrorCode.InternalError, `prompt "${tool.name}" is not loaded`);
     return prompt;
+  }
+
+  /** A lazily loaded registry imports the prompt (an agent's side prompts) first. */
+  private async prepare(name: string): Promise<void> {
+    try {
+      await this.registry.lazy?.prepare([name]);
+    } catch (error) {
+      throw new ProtocolError(ProtocolErrorCode.InternalError, (await this.redactor()).text(redact(errorMessage(error))));
+    }
   }
 
   private redactor(): Promise<Redactor> {
@@ -180,12 +191,15 @@ function invalid(message: string, data?: Record<string, unknown>): ProtocolError
 async function knownSecrets(registry: Registry, env: Readonly<Record<string, string | undefined>>): Promise<Redactor> {
   const { Redactor } = await import('../runtime/variables/secrets.js');
   const redactor = new Redactor();
-  const names = new Set(['OPENAI_API_KEY', 'AGENTPORT_TOKEN', 'AGENTPORT_SECRET_KEY', 'AGENTPORT_DATABASE_URL']);
-  for (const model of registry.models.values()) if (model.definition.apiKeyEnv) names.add(model.definition.apiKeyEnv);
-  const declared = [...registry.prompts.values(), ...registry.agents.values(), ...registry.tools.values()].flatMap(
-    (entry) => entry.definition.variables ?? [],
-  );
-  for (const variable of declared) if (variable.type === 'secret') names.add(variable.name);
+  const secrets = secretNamesOf(registry);
+  const names = new Set([
+    'OPENAI_API_KEY',
+    'AGENTPORT_TOKEN',
+    'AGENTPORT_SECRET_KEY',
+    'AGENTPORT_DATABASE_URL',
+    ...secrets.apiKeyEnvs,
+    ...secrets.variables,
+  ]);
   for (const name of names) {
     const value = env[name];
     if (value) redactor.add(value);

@@ -32,9 +32,12 @@ export interface SurfaceSettings {
   callBudgetMs: number;
 }
 
-/** Throws when the registry cannot be served as it is (a reserved tool name, an unreadable icon). */
-export function deriveSurface(registry: Registry, settings: SurfaceSettings): RegistrySurface {
-  const tools = buildToolCatalog(registry);
+/**
+ * Throws when the registry cannot be served as it is (a reserved tool name, an unreadable icon).
+ * @param prebuilt the registry's tool catalogue when it is already built (the start-up cache)
+ */
+export function deriveSurface(registry: Registry, settings: SurfaceSettings, prebuilt?: ExposedTool[]): RegistrySurface {
+  const tools = prebuilt ?? buildToolCatalog(registry);
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const upstream = settings.exposeUpstream ? exposeUpstream(registry, tools, settings.toolSearch) : undefined;
   const surface =

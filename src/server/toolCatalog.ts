@@ -144,38 +144,31 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
  * The structuredContent of an exposed tool's results: a run's result, a
  * handle while it goes on (`status: "running"`), or an error. `response` is
  * the answer's text, or the parsed answer for a prompt with a responseSchema.
+ * Kept terse: every exposed tool repeats it in `tools/list` (at 10,000 tools
+ * each byte here is 10 kB of the list), so it states types and the error's
+ * shape, and leaves the meaning to docs/errors.md (the result's fields).
+ * No `$schema`: 2020-12 is MCP's default dialect.
  */
 function resultSchema(responseSchema: ToolArgs | undefined): JsonSchema & { type: 'object' } {
-  const error = {
-    type: 'object',
-    properties: { code: { type: 'string' }, message: { type: 'string' }, data: { type: 'object' } },
-    required: ['code', 'message'],
-  };
-  return {
-    $schema: JSON_SCHEMA_2020_12,
-    type: 'object',
-    properties: {
-      thread_id: { type: 'string', description: 'Pass it back as thread_id to continue the conversation.' },
-      response: responseSchema
-        ? { ...toJsonSchema(responseSchema), description: 'The answer, parsed.' }
-        : { type: 'string', description: 'The answer.' },
-      error,
-      status: { type: 'string', enum: ['running'], description: 'Set while the run goes on in the background (call run_wait).' },
-      reasoning: { type: 'string' },
-      steps: { type: 'integer', minimum: 0, description: 'Model calls made.' },
-      turns: { type: 'integer', minimum: 0 },
-      attachments: { type: 'array', items: { type: 'string' }, description: 'Thread file paths handed over.' },
-      tool_calls: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: { name: { type: 'string' }, status: { type: 'string', enum: ['success', 'error'] } },
-          required: ['name', 'status'],
-        },
-      },
-    },
-  };
+  if (!responseSchema) return PLAIN_RESULT_SCHEMA;
+  return { type: 'object', properties: { ...PLAIN_RESULT_SCHEMA.properties, response: toJsonSchema(responseSchema) } };
 }
+
+/** Shared by every tool whose answer is text: one object, however many tools. */
+const PLAIN_RESULT_SCHEMA = {
+  type: 'object',
+  properties: {
+    thread_id: { type: 'string' },
+    response: { type: 'string' },
+    error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] },
+    status: { const: 'running' },
+    reasoning: { type: 'string' },
+    steps: { type: 'integer' },
+    turns: { type: 'integer' },
+    attachments: { type: 'array' },
+    tool_calls: { type: 'array' },
+  },
+} as const satisfies JsonSchema & { type: 'object' };
 
 /** The `tools/list` entry of an exposed tool (without agentport's own fields). */
 export function listedTool({

@@ -68,8 +68,13 @@ export function planSurface(tools: readonly ExposedTool[], settings: ToolSearchS
   };
 }
 
-/** Time after start-up before the index starts building in the background. */
-const INDEX_WARM_DELAY_MS = 500;
+/**
+ * Time after start-up before the index starts building in the background.
+ * Short: the build yields every INDEX_CHUNK tools, so the host's initialize
+ * and tools/list wait for one chunk at most, and a search soon after the
+ * start finds the index ready (about 0.4 s of building at 10,000 tools).
+ */
+const INDEX_WARM_DELAY_MS = 50;
 /** Tools indexed between two turns of the event loop while the index builds. */
 const INDEX_CHUNK = 250;
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { DEFAULT_MAX_STEPS } from '../../runtime/limits.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../../search/toolSearchTool.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../../server/httpDefaults.js';
-import { dataDirOf, fail, loadForCommand, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
+import { dataDirOf, fail, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
 /** How long after start the runtime looks for threads a crashed process left running. */
 const RECOVERY_DELAY_MS = 2000;
@@ -94,7 +94,8 @@ export function registerServeCommand(program: Command): void {
       guards.survivePromiseLeaks();
       let loaded;
       try {
-        loaded = await loadForCommand(options);
+        const { loadForServe } = await import('../serveRegistry.js');
+        loaded = await loadForServe(options);
         // Secrets the folder declares, with values in the environment, are hidden from what loading printed.
         const { hideDeclaredSecrets } = await import('../../runtime/variables/declaredSecrets.js');
         hideDeclaredSecrets(loaded.registry, process.env);
@@ -223,6 +224,7 @@ export function registerServeCommand(program: Command): void {
             callBudgetMs: callBudget * 1000,
             ...(options.exposeUpstream ? { exposeUpstream: true } : {}),
             ...(options.watch ? { listChanged: true } : {}),
+            ...(loaded.tools ? { tools: loaded.tools } : {}),
           },
         );
       } catch (error) {

@@ -1,0 +1,189 @@
+// Start-up with a big agents folder: spawn -> initialize -> first tools/list
+// through the real MCP client over stdio, agentport serving N exposed prompts
+// (one TypeScript file each, bench/bigFolderFixture.mjs) against a bare SDK v2
+// McpServer registering the same tools with the same zod schemas. Also the
+// peak RSS of each child and the time until tool_search answers.
+//
+//   BENCH_PROMPTS=10000      prompts in the folder (size it down for a quick run)
+//   BENCH_BIG_RUNS=5         runs of each warm measurement
+//   BENCH_BIG_COLD_RUNS=2    first-ever starts (each with empty caches)
+//   BENCH_CLI=<main.js>      the agentport CLI to measure (default: this checkout's dist/cli/main.js)
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { writeBigFolder } from './bigFolderFixture.mjs';
+import { ROOT, fmt, median } from './support.mjs';
+
+const COUNT = Number(process.env.BENCH_PROMPTS ?? 10_000);
+const RUNS = Number(process.env.BENCH_BIG_RUNS ?? 5);
+const COLD_RUNS = Number(process.env.BENCH_BIG_COLD_RUNS ?? 2);
+// Another build's CLI can be measured the same way (a checkout built elsewhere), to compare builds.
+const CLI = process.env.BENCH_CLI ?? path.join(ROOT, 'dist', 'cli', 'main.js');
+
+/** The child's peak resident set (VmHWM), in MiB; undefined off Linux. */
+function peakRssMb(pid) {
+  try {
+    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Number(kb) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The SDK's default request timeout (60 s) is shorter than a first start of a big folder on a slow machine. */
+const TIMEOUT = { timeout: 15 * 60_000 };
+
+/** Resolves once the process is gone, so its data folder can be removed. */
+async function exited(pid) {
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** One start: ms from spawn to the initialize answer, to the first tools/list answer, and (search) to a tool_search answer. */
+async function start(args, { env = {}, search = false } = {}) {
+  const started = performance.now();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args,
+    env: { ...process.env, ...env },
+    stderr: process.env.BENCH_STDERR ? 'inherit' : 'ignore',
+    // Above the SDK's 10 MiB default, so a list that would not fit is measured (and its size reported) rather than cut off.
+    maxBufferSize: 256 * 1024 * 1024,
+  });
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(transport, TIMEOUT);
+  const initialize = performance.now() - started;
+  // When the answer starts arriving: the server's part ends there, the client's reading and parsing follows.
+  // (The transport's child process is not public API; this is a benchmark.)
+  let firstByte;
+  transport._process?.stdout?.once('data', () => (firstByte = performance.now() - started));
+  const { tools } = await client.listTools({}, TIMEOUT);
+  const list = performance.now() - started;
+  let searchMs;
+  if (search) {
+    await client.callTool({ name: 'tool_search', arguments: { query: 'analyze chemical evidence from a crime scene' } }, TIMEOUT);
+    searchMs = performance.now() - started;
+  }
+  const pid = transport.pid;
+  const rss = peakRssMb(pid);
+  await client.close();
+  await exited(pid);
+  return { initialize, firstByte, list, search: searchMs, rss, tools: tools.length, bytes: Buffer.byteLength(JSON.stringify({ tools })) };
+}
+
+async function series(n, make) {
+  const runs = [];
+  for (let i = 0; i < n; i++) runs.push(await make(i));
+  const pick = (key) => median(runs.map((r) => r[key]).filter((v) => v !== undefined));
+  return {
+    initialize: pick('initialize'),
+    firstByte: pick('firstByte'),
+    list: pick('list'),
+    search: pick('search'),
+    rss: pick('rss'),
+    tools: runs[0].tools,
+    bytes: runs[0].bytes,
+    runs: runs.length,
+  };
+}
+
+export async function run() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agentport-big-'));
+  try {
+    const generated = performance.now();
+    const agents = writeBigFolder(dir, COUNT);
+    process.stderr.write(`bigFolder: ${COUNT} prompts written in ${((performance.now() - generated) / 1000).toFixed(1)} s\n`);
+    const bare = [path.join(ROOT, 'bench', 'bare-many.mjs'), path.join(dir, 'bare-tools.mjs')];
+    const serve = (...extra) => [CLI, 'serve', '--dir', agents, ...extra];
+    const freshDataDir = () => mkdtempSync(path.join(os.tmpdir(), 'agentport-big-data-'));
+    const noStartupCache = (dataDir) => {
+      for (const name of ['catalog-v1.json']) rmSync(path.join(dataDir, 'cache', name), { force: true });
+    };
+
+    // The file system cache warm for both (the generated files were just written).
+    await start(bare);
+    const bareRuns = await series(RUNS, () => start(bare));
+    process.stderr.write(`bigFolder: bare ${fmt(bareRuns.list)} ms\n`);
+
+    const firstEver = await series(COLD_RUNS, async () => {
+      const dataDir = freshDataDir();
+      try {
+        return await start(serve('--tool-search', 'off'), { env: { AGENTPORT_DATA_DIR: dataDir } });
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+    process.stderr.write(`bigFolder: first-ever ${fmt(firstEver.list)} ms\n`);
+
+    const dataDir = freshDataDir();
+    const env = { AGENTPORT_DATA_DIR: dataDir };
+    await start(serve('--tool-search', 'off'), { env });
+    const warm = await series(RUNS, () => start(serve('--tool-search', 'off'), { env }));
+    process.stderr.write(`bigFolder: warm ${fmt(warm.list)} ms\n`);
+    // Files changed since the last start: the transpiled files are cached, the start-up cache is not.
+    const rebuilt = await series(RUNS, () => {
+      noStartupCache(dataDir);
+      return start(serve('--tool-search', 'off'), { env });
+    });
+    process.stderr.write(`bigFolder: rebuilt ${fmt(rebuilt.list)} ms\n`);
+    const warmSearch = await series(RUNS, () => start(serve(), { env, search: true }));
+    const coldSearch = await series(1, async () => {
+      const fresh = freshDataDir();
+      try {
+        return await start(serve(), { env: { AGENTPORT_DATA_DIR: fresh }, search: true });
+      } finally {
+        rmSync(fresh, { recursive: true, force: true });
+      }
+    });
+    rmSync(dataDir, { recursive: true, force: true });
+
+    const row = (label, r, target = '') =>
+      `| ${label} | ${r.runs} | ${r.tools} | ${(r.bytes / 2 ** 20).toFixed(1)} | ${fmt(r.initialize)} | ${r.firstByte === undefined ? '—' : fmt(r.firstByte)} | ${fmt(r.list)} | ${(r.list / bareRuns.list).toFixed(2)}${target ? ` (${target})` : ''} | ${r.rss === undefined ? '—' : r.rss.toFixed(0)} | ${r.rss === undefined ? '—' : (r.rss / bareRuns.rss).toFixed(2)} |`;
+    return [
+      `## Start-up with ${COUNT.toLocaleString('en')} exposed prompts`,
+      '',
+      `\`node bench/bigFolder.mjs\` (\`BENCH_PROMPTS=${COUNT}\`): one TypeScript file per prompt with a zod input schema`,
+      '(Seal-Tools tools), one model file. Each start is spawn -> initialize -> first tools/list through the MCP client',
+      "over stdio, `--tool-search off` so both servers list every tool; medians; peak RSS is the child's VmHWM.",
+      'All times are from spawn. "list answer starts" is when the first bytes of the tools/list answer reach the client;',
+      "after it, the time is the client's: the SDK client copies its whole read buffer on every chunk, so reading a",
+      "list costs it more than in proportion to the list's size. It also reads at most 10 MiB a message over stdio",
+      'by default (`STDIO_DEFAULT_MAX_BUFFER_SIZE`); this benchmark raises that limit.',
+      '',
+      '| server | runs | tools listed | tools/list MiB | initialize ms | list answer starts ms | tools/list ms | ratio to bare | peak RSS MiB | RSS ratio |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+      row('bare SDK v2 `McpServer`, same zod schemas', bareRuns),
+      row('agentport, first start ever (empty caches)', firstEver, 'target <= 2'),
+      row('agentport, warm start', warm, 'target <= 1'),
+      row('agentport, start-up cache cleared (transpile cache warm)', rebuilt),
+      '',
+      `Tool search (\`--tool-search auto\`, on at this size): spawn to the first tool_search answer ${fmt(warmSearch.search)} ms on a warm start`,
+      `(tools/list answered at ${fmt(warmSearch.list)} ms), ${fmt(coldSearch.search)} ms on a first start ever (target: within 1 s of start).`,
+      '',
+    ].join('\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `node bench/bigFolder.mjs --once <agents dir> <data dir> [serve flags...]`: one start, for profiling. */
+async function once([agents, dataDir, ...flags]) {
+  const result = await start([CLI, 'serve', '--dir', agents, ...flags], {
+    env: { AGENTPORT_DATA_DIR: dataDir },
+    search: !flags.includes('off'),
+  });
+  console.log(JSON.stringify(result));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv[2] === '--once') await once(process.argv.slice(3));
+  else console.log(await run());
+}

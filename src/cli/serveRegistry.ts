@@ -1,0 +1,85 @@
+/**
+ * How `serve` loads the agents folder: from the start-up cache when the
+ * folder has not changed since a clean load (definitions are then imported
+ * on first use), otherwise in full, saving the cache for the next start when
+ * the folder loaded without errors. See docs/architecture.md, "Start-up cache".
+ */
+import path from 'node:path';
+import type { LoadIssue } from '../definitions/issues.js';
+import { log } from '../log.js';
+import { createLazyRegistry } from '../registry/lazyRegistry.js';
+import { displayPath, loadRegistry } from '../registry/load.js';
+import { readStartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
+import { startupCacheOf } from '../server/startupCache/build.js';
+import { stampFolder } from '../server/startupCache/stamps.js';
+import { buildToolCatalog, type ExposedTool } from '../server/toolCatalog.js';
+import { UPSTREAM_CONFIG_FILE, loadUpstreamConfig } from '../upstream/config.js';
+import { agentsDirOf, assertAgentsDir, cacheDirOf, dataDirOf, type DirOptions, type LoadedForCommand } from './context.js';
+
+export interface LoadedForServe extends LoadedForCommand {
+  /** The tool catalogue when it is already built (read from the cache, or built here to save it). */
+  tools?: ExposedTool[];
+  /** `hit`: served from the start-up cache; `miss`: loaded in full. */
+  startupCache: 'hit' | 'miss';
+}
+
+export interface ServeLoadOptions extends DirOptions {
+  /** Where `${env:...}` is looked up (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+export async function loadForServe(options: ServeLoadOptions): Promise<LoadedForServe> {
+  const agentsDir = agentsDirOf(options);
+  const dataDir = dataDirOf(options);
+  const jitiCache = path.join(cacheDirOf(options), 'jiti');
+  const cacheFile = startupCachePath(dataDir);
+  // Stamped before loading: a file changed during the load makes the saved cache stale, never wrong.
+  const stamps = stampFolder(agentsDir);
+  const upstreamFile = displayPath(path.join(agentsDir, UPSTREAM_CONFIG_FILE));
+
+  const cached = readStartupCache(cacheFile, agentsDir, stamps);
+  if (cached) {
+    // mcp.json is read at every start: its ${env:} values are not cached.
+    const issues: LoadIssue[] = [];
+    const upstream = await loadUpstreamConfig(agentsDir, issues, options.env);
+    issues.push(...cached.warnings);
+    const registry = createLazyRegistry({
+      agentsDir,
+      definitions: cached.definitions.map(([kind, name, file]) => ({ kind, name, file: path.join(agentsDir, cached.files[file]![0]) })),
+      secretNames: cached.secretNames,
+      ...(upstream ? { upstream } : {}),
+      warnings: issues.filter((issue) => issue.severity === 'warning'),
+      cacheDir: jitiCache,
+    });
+    return { registry, issues, errors: issues.filter((i) => i.severity === 'error'), tools: cached.tools, startupCache: 'hit' };
+  }
+
+  // Only a folder without a cache of its own is checked: a cached one passed these checks and has not changed.
+  await assertAgentsDir(agentsDir, options);
+  const { registry, issues } = await loadRegistry({ agentsDir, cacheDir: jitiCache, ...(options.env ? { env: options.env } : {}) });
+  const errors = issues.filter((i) => i.severity === 'error');
+  if (errors.length) return { registry, issues, errors, startupCache: 'miss' };
+  let tools: ExposedTool[];
+  try {
+    tools = buildToolCatalog(registry);
+  } catch {
+    // An unreadable icon: the server reports it when it builds the catalogue itself.
+    return { registry, issues, errors, startupCache: 'miss' };
+  }
+  const content = startupCacheOf(
+    registry,
+    stamps,
+    tools,
+    issues.filter((i) => i.severity === 'warning' && i.file !== upstreamFile),
+  );
+  if (content) {
+    try {
+      writeStartupCache(cacheFile, agentsDir, content);
+    } catch (error) {
+      log.warn(
+        `start-up cache not saved (${error instanceof Error ? error.message : String(error)}): the next start loads the folder in full again`,
+      );
+    }
+  }
+  return { registry, issues, errors, tools, startupCache: 'miss' };
+}

@@ -1,0 +1,106 @@
+/**
+ * The start-up cache end to end: the built CLI over stdio with one data
+ * folder, started twice. The second start answers from the cache (the same
+ * tools/list as the first) and imports a definition module only when its
+ * tool is called.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeModelServer } from '../support/fakeModelServer.js';
+import { connectStdio, tempDir } from '../support/mcpClients.js';
+
+const model = new FakeModelServer();
+beforeAll(() => model.start());
+afterAll(() => model.stop());
+
+const MODEL = `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'test-model' });\n`;
+
+function promptFile(name: string, sideEffect = ''): string {
+  return [
+    "import { definePrompt } from 'agentport';",
+    "import { z } from 'zod';",
+    sideEffect,
+    `export default definePrompt({ name: '${name}', toolDescription: 'The ${name} tool.', model: 'm', prompt: 'You are ${name}.', exposeAsTool: true,`,
+    "  requiredSchema: z.object({ text: z.string().describe('What to work on'), count: z.number().int().optional() }) });",
+    '',
+  ].join('\n');
+}
+
+describe('serve with the start-up cache', () => {
+  const root = tempDir('agentport-e2e-cache-');
+  const agentsDir = path.join(root, 'agents');
+  const dataDir = path.join(root, '.agentport');
+  const marker = path.join(root, 'alpha-imported');
+  const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' });
+
+  beforeAll(() => {
+    const files: Record<string, string> = {
+      'models/m.ts': MODEL,
+      'prompts/alpha.ts': promptFile(
+        'alpha',
+        `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, String(Date.now()));`,
+      ),
+      'prompts/beta.ts': promptFile('beta'),
+    };
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(agentsDir, file)), { recursive: true });
+      writeFileSync(path.join(agentsDir, file), text);
+    }
+  });
+
+  it('lists the same tools from the cache as from a full load, and imports a module only when its tool is called', async () => {
+    const cold = await connectStdio('legacy', { agentsDir, dataDir, env: env() });
+    const coldList = await cold.client.listTools();
+    await cold.client.close();
+    expect(existsSync(path.join(dataDir, 'cache', 'catalog-v1.json'))).toBe(true);
+    expect(existsSync(marker)).toBe(true);
+    rmSync(marker);
+
+    const warm = await connectStdio('legacy', { agentsDir, dataDir, env: env() });
+    try {
+      const warmList = await warm.client.listTools();
+      expect(warmList.tools).toEqual(coldList.tools);
+      expect(warmList.tools.map((tool) => tool.name)).toEqual(['alpha', 'beta', 'run_wait', 'run_status', 'run_cancel']);
+      expect((await warm.client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(['alpha', 'beta']);
+
+      model.reply({ text: 'beta answered' });
+      const beta = await warm.client.callTool({ name: 'beta', arguments: { text: 'hi' } });
+      expect(beta.isError).toBeFalsy();
+      expect(beta.structuredContent).toMatchObject({ response: 'beta answered' });
+      expect(model.requests.at(-1)!.body.messages[0]).toMatchObject({ role: 'system', content: 'You are beta.' });
+      // Calling beta imported beta.ts and the model, not alpha.ts.
+      expect(existsSync(marker)).toBe(false);
+
+      model.reply({ text: 'alpha answered' });
+      const alpha = await warm.client.callTool({ name: 'alpha', arguments: { text: 'hi', count: 2 } });
+      expect(alpha.structuredContent).toMatchObject({ response: 'alpha answered' });
+      expect(existsSync(marker)).toBe(true);
+      // Arguments are still checked against the definition's zod schema.
+      const invalid = await warm.client.callTool({ name: 'alpha', arguments: { text: 'hi', count: 'two' } });
+      expect(invalid.isError).toBe(true);
+      expect((invalid.structuredContent as { error: { code: string } }).error.code).toBe('INVALID_ARGUMENTS');
+    } finally {
+      await warm.client.close();
+    }
+    expect(model.unexpected).toEqual([]);
+  }, 60_000);
+
+  it('loads in full again, and refuses to start, when a file changed into one with errors', async () => {
+    writeFileSync(path.join(agentsDir, 'prompts', 'beta.ts'), promptFile('beta').replace("model: 'm'", "model: 'nope'"));
+    const { spawnSync } = await import('node:child_process');
+    const { CLI } = await import('../support/paths.js');
+    const run = spawnSync(process.execPath, [CLI, 'serve', '--dir', agentsDir], {
+      env: { ...process.env, AGENTPORT_DATA_DIR: dataDir },
+      input: '',
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('unknown model "nope"');
+    expect(run.stderr).toMatch(/not starting: 1 error\(s\)/);
+    // The cache of the clean folder is still there, but a start never uses it for this folder.
+    expect(
+      JSON.parse(readFileSync(path.join(dataDir, 'cache', 'catalog-v1.json'), 'utf8')).tools.map((tool: { name: string }) => tool.name),
+    ).toContain('beta');
+  }, 60_000);
+});

@@ -1,0 +1,183 @@
+/**
+ * The start-up cache of `serve` (src/cli/serveRegistry.ts): written by a
+ * clean full load, used while every file of the folder is unchanged, ignored
+ * and rebuilt otherwise; with it, definition modules are imported on first use.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadForServe } from '../../src/cli/serveRegistry.js';
+import { startupCachePath } from '../../src/server/startupCache/cacheFile.js';
+import { tempDir } from '../support/mcpClients.js';
+
+const MODEL = `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x', apiKeyEnv: 'M_KEY' });\n`;
+
+function prompt(name: string, extra = ''): string {
+  return [
+    "import { definePrompt } from 'agentport';",
+    "import { z } from 'zod';",
+    extra,
+    `export default definePrompt({ name: '${name}', toolDescription: 'The ${name} tool.', model: 'm', prompt: 'Be ${name}.', exposeAsTool: true,`,
+    "  requiredSchema: z.object({ text: z.string().describe('What to work on') }),",
+    "  variables: [{ name: 'SECRET_TOKEN', type: 'secret', required: false, description: 'A token' }] });",
+    '',
+  ].join('\n');
+}
+
+/** A folder with a model and two exposed prompts; `marker` is written when alpha.ts is imported. */
+function folder(): { agentsDir: string; dataDir: string; marker: string } {
+  const root = tempDir('agentport-startup-');
+  const agentsDir = path.join(root, 'agents');
+  const marker = path.join(root, 'alpha-imported');
+  const files: Record<string, string> = {
+    'models/m.ts': MODEL,
+    'prompts/alpha.ts': prompt('alpha', `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'yes');`),
+    'prompts/beta.ts': prompt('beta'),
+  };
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(agentsDir, file)), { recursive: true });
+    writeFileSync(path.join(agentsDir, file), text);
+  }
+  return { agentsDir, dataDir: path.join(root, '.agentport'), marker };
+}
+
+const load = (f: { agentsDir: string; dataDir: string }) => loadForServe({ dir: f.agentsDir, dataDir: f.dataDir });
+
+describe('the start-up cache', () => {
+  it('is written by a clean load and used by the next start, with the same catalogue', async () => {
+    const f = folder();
+    const cold = await load(f);
+    expect(cold.startupCache).toBe('miss');
+    expect(cold.errors).toEqual([]);
+    expect(existsSync(startupCachePath(f.dataDir))).toBe(true);
+    rmSync(f.marker);
+
+    const warm = await load(f);
+    expect(warm.startupCache).toBe('hit');
+    expect(warm.tools).toEqual(cold.tools);
+    expect([...warm.registry.prompts.keys()]).toEqual(['alpha', 'beta']);
+    expect(warm.registry.models.has('m')).toBe(true);
+    // Nothing was imported to answer that.
+    expect(existsSync(f.marker)).toBe(false);
+  });
+
+  it('imports a definition module only when it is first needed', async () => {
+    const f = folder();
+    await load(f);
+    rmSync(f.marker);
+    const { registry } = await load(f);
+    expect(registry.lazy).toBeDefined();
+    await registry.lazy!.prepare(['beta']);
+    expect(existsSync(f.marker)).toBe(false);
+    expect(registry.prompts.get('beta')?.systemText).toBe('Be beta.');
+    expect(registry.models.get('m')?.definition.model).toBe('x');
+    await registry.lazy!.prepare(['alpha']);
+    expect(existsSync(f.marker)).toBe(true);
+    expect(registry.prompts.get('alpha')?.definition.requiredSchema?.shape.text).toBeDefined();
+  });
+
+  it('imports what a prepared prompt includes, and resolves its system text', async () => {
+    const f = folder();
+    writeFileSync(
+      path.join(f.agentsDir, 'prompts', 'gamma.ts'),
+      "import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'gamma', toolDescription: 'Gamma.', model: 'm', exposeAsTool: true, prompt: [{ type: 'text', content: 'First: ' }, { type: 'include', prompt: 'alpha' }] });\n",
+    );
+    await load(f);
+    rmSync(f.marker);
+    const { registry } = await load(f);
+    await registry.lazy!.prepare(['gamma']);
+    // alpha.ts was imported by prepare, for the include.
+    expect(existsSync(f.marker)).toBe(true);
+    expect(registry.prompts.get('gamma')?.systemText).toBe('First: Be alpha.');
+  });
+
+  it('reads a definition no call prepared synchronously when something asks for it', async () => {
+    const f = folder();
+    await load(f);
+    rmSync(f.marker);
+    const { registry } = await load(f);
+    await registry.lazy!.prepare();
+    expect(existsSync(f.marker)).toBe(false);
+    expect(registry.prompts.get('alpha')?.name).toBe('alpha');
+    expect(existsSync(f.marker)).toBe(true);
+  });
+
+  it('keeps the secret names, so hiding them imports nothing', async () => {
+    const f = folder();
+    await load(f);
+    const { registry } = await load(f);
+    expect(registry.lazy!.secretNames).toEqual({ variables: ['SECRET_TOKEN'], apiKeyEnvs: ['M_KEY'] });
+  });
+
+  describe('is rebuilt when the folder changed', () => {
+    const cases: Array<[string, (f: ReturnType<typeof folder>) => void]> = [
+      [
+        'a file changed size',
+        (f) => writeFileSync(path.join(f.agentsDir, 'prompts', 'beta.ts'), prompt('beta').replace('The beta tool.', 'The new beta tool.')),
+      ],
+      [
+        'a file changed mtime only',
+        (f) => {
+          const file = path.join(f.agentsDir, 'prompts', 'beta.ts');
+          const later = new Date(statSync(file).mtimeMs + 5000);
+          utimesSync(file, later, later);
+        },
+      ],
+      ['a file was added', (f) => writeFileSync(path.join(f.agentsDir, 'prompts', 'gamma.ts'), prompt('gamma'))],
+      ['a file was removed', (f) => rmSync(path.join(f.agentsDir, 'prompts', 'beta.ts'))],
+      ['a helper module beside the definitions changed', (f) => writeFileSync(path.join(f.agentsDir, 'prompts', 'notes.md'), 'new')],
+      ['the cache file is corrupt', (f) => writeFileSync(startupCachePath(f.dataDir), '{"format": 1, "tools": [')],
+      ['the cache file is from another version', (f) => rewriteCache(f, (cache) => ({ ...cache, agentport: '0.0.0-other' }))],
+      ['the cache file has another format', (f) => rewriteCache(f, (cache) => ({ ...cache, format: 99 }))],
+      [
+        'the cache file points a definition at no file',
+        (f) => rewriteCache(f, (cache) => ({ ...cache, definitions: [['prompt', 'alpha', 99]] })),
+      ],
+    ];
+    it.each(cases)('%s', async (_, change) => {
+      const f = folder();
+      await load(f);
+      change(f);
+      const next = await load(f);
+      expect(next.startupCache).toBe('miss');
+      expect(next.errors).toEqual([]);
+      // Rebuilt: the start after that uses it again.
+      expect((await load(f)).startupCache).toBe('hit');
+    });
+
+    it('a changed description is served after the rebuild', async () => {
+      const f = folder();
+      await load(f);
+      writeFileSync(path.join(f.agentsDir, 'prompts', 'beta.ts'), prompt('beta').replace('The beta tool.', 'The new beta tool.'));
+      await load(f);
+      const warm = await load(f);
+      expect(warm.startupCache).toBe('hit');
+      expect(warm.tools?.find((tool) => tool.name === 'beta')?.description).toBe('The new beta tool.');
+    });
+  });
+
+  it('is not written for a folder with load errors, and an old one is not used for it', async () => {
+    const f = folder();
+    await load(f);
+    writeFileSync(path.join(f.agentsDir, 'prompts', 'beta.ts'), prompt('beta').replace("model: 'm'", "model: 'missing'"));
+    const broken = await load(f);
+    expect(broken.startupCache).toBe('miss');
+    expect(broken.errors.map((issue) => issue.message).join('\n')).toMatch(/unknown model "missing"/);
+    const again = await load(f);
+    expect(again.startupCache).toBe('miss');
+    expect(again.errors).not.toEqual([]);
+  });
+
+  it('makes a call fail, not the server, when a file edited after the start no longer loads', async () => {
+    const f = folder();
+    await load(f);
+    const { registry } = await load(f);
+    writeFileSync(path.join(f.agentsDir, 'prompts', 'beta.ts'), 'export default definePrompt({ name: ');
+    await expect(registry.lazy!.prepare(['beta'])).rejects.toMatchObject({ code: 'DEFINITION_INVALID' });
+  });
+});
+
+function rewriteCache(f: { dataDir: string }, change: (cache: Record<string, unknown>) => Record<string, unknown>): void {
+  const file = startupCachePath(f.dataDir);
+  writeFileSync(file, JSON.stringify(change(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)));
+}
