@@ -7,7 +7,7 @@
  */
 import { LOG_LEVEL_META_KEY, type Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runConformanceScenario } from '../support/conformanceScenario.js';
+import { conformanceRuns } from '../support/conformanceScenario.js';
 import { FakeModelServer, type RecordedRequest, type ScriptedReply } from '../support/fakeModelServer.js';
 import { connectHttp, connectStdio, startHttpServer, type Era, type HttpServerProcess } from '../support/mcpClients.js';
 import { FIXTURES } from '../support/paths.js';
@@ -152,9 +152,11 @@ describe('the MCP conformance suite, logging scenarios', () => {
     await http?.stop();
   });
 
-  for (const scenario of ['logging-set-level', 'tools-call-with-logging']) {
+  const scenarios = ['logging-set-level', 'tools-call-with-logging'];
+  const scenarioRun = conformanceRuns(() => http.url, scenarios);
+  for (const scenario of scenarios) {
     it(`[MC-10] passes ${scenario}`, async () => {
-      const { checks, output } = await runConformanceScenario(http.url, scenario);
+      const { checks, output } = await scenarioRun(scenario);
       expect(
         checks.filter((check) => check.status === 'FAILURE'),
         `${output}\n${http.stderr()}`,

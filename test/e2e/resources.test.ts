@@ -8,7 +8,7 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runConformanceScenario } from '../support/conformanceScenario.js';
+import { conformanceRuns } from '../support/conformanceScenario.js';
 import { FakeModelServer, type RecordedRequest, type ScriptedReply } from '../support/fakeModelServer.js';
 import { connectHttp, connectStdio, startHttpServer, type Era, type HttpServerProcess } from '../support/mcpClients.js';
 import { FIXTURES } from '../support/paths.js';
@@ -340,9 +340,11 @@ describe('the MCP conformance suite, resource scenarios', () => {
   afterAll(() => http?.stop());
 
   // The others read or subscribe to the suite's own test:// resources (see scripts/conformance.mjs).
-  for (const scenario of ['resources-list', 'sep-2164-resource-not-found']) {
+  const scenarios = ['resources-list', 'sep-2164-resource-not-found'];
+  const scenarioRun = conformanceRuns(() => http.url, scenarios);
+  for (const scenario of scenarios) {
     it(`[MC-9] passes ${scenario}`, async () => {
-      const { checks, output } = await runConformanceScenario(http.url, scenario);
+      const { checks, output } = await scenarioRun(scenario);
       expect(
         checks.filter((check) => check.status === 'FAILURE' || check.status === 'WARNING'),
         `${output}\n${http.stderr()}`,

@@ -11,7 +11,7 @@ import { FakeModelServer } from '../support/fakeModelServer.js';
 import { playFixtures } from '../support/taskFixtures.js';
 import { startHttpServer, type HttpServerProcess } from '../support/mcpClients.js';
 import { REPO_ROOT as ROOT } from '../support/paths.js';
-import { runConformanceScenario } from '../support/conformanceScenario.js';
+import { conformanceRuns } from '../support/conformanceScenario.js';
 
 const FIXTURES = path.join(ROOT, 'test/fixtures/agents/tasks');
 
@@ -42,9 +42,10 @@ describe('the MCP conformance suite, Tasks extension scenarios', () => {
   ];
   // Checks that do not apply: a run asks one question at a time, so no fixture has two input requests open at once.
   const notApplicable: Record<string, string> = { 'tasks-mrtr-partial-fulfillment': 'Unknown tool: multi_input' };
+  const scenarioRun = conformanceRuns(() => server.url, scenarios);
   for (const scenario of scenarios) {
     it(`[RL-2] passes ${scenario}`, async () => {
-      const { checks, output } = await runConformanceScenario(server.url, scenario);
+      const { checks, output } = await scenarioRun(scenario);
       for (const check of checks.filter((c) => notApplicable[c.id])) expect(check.errorMessage).toContain(notApplicable[check.id]);
       const failures = checks.filter((check) => check.status === 'FAILURE' && !notApplicable[check.id]);
       expect(failures, `${output}\n${server.stderr()}`).toEqual([]);

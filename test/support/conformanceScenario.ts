@@ -19,7 +19,7 @@ export interface ConformanceCheck {
   errorMessage?: string;
 }
 
-export function runConformanceScenario(url: string, scenario: string): Promise<{ checks: ConformanceCheck[]; output: string }> {
+function runConformanceScenario(url: string, scenario: string): Promise<{ checks: ConformanceCheck[]; output: string }> {
   const out = mkdtempSync(path.join(tmpdir(), 'agentport-conformance-'));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', NODE20_SHIM, SUITE, 'server', '--url', url, '--scenario', scenario, '-o', out], {
@@ -35,4 +35,24 @@ export function runConformanceScenario(url: string, scenario: string): Promise<{
       resolve({ checks: files.flatMap((file) => JSON.parse(readFileSync(path.join(out, file), 'utf8')) as ConformanceCheck[]), output });
     });
   });
+}
+
+/**
+ * Runs a file's scenarios all at once when the first is asked for: most of a
+ * scenario's time is the suite starting and waiting on the server, so they
+ * overlap well. Each test then awaits its own result.
+ */
+export function conformanceRuns(
+  url: () => string,
+  scenarios: readonly string[],
+): (scenario: string) => Promise<{ checks: ConformanceCheck[]; output: string }> {
+  let runs: Map<string, Promise<{ checks: ConformanceCheck[]; output: string }>> | undefined;
+  return (scenario) => {
+    runs ??= new Map(scenarios.map((name) => [name, runConformanceScenario(url(), name)]));
+    // Settled here too, so a scenario whose test never runs leaves no unhandled rejection.
+    for (const run of runs.values()) run.catch(() => undefined);
+    const run = runs.get(scenario);
+    if (!run) throw new Error(`${scenario} is not one of this file's scenarios`);
+    return run;
+  };
 }
