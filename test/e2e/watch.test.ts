@@ -107,7 +107,8 @@ describe('serve --watch over stdio', () => {
     writeFileSync(path.join(served.dir, 'prompts', 'farewell.ts'), FAREWELL);
     await expect.poll(() => served.seen.tools, POLL).toBe(1);
     await expect.poll(() => served.seen.prompts, POLL).toBe(1);
-    expect(served.stderr()).toMatch(/reloaded .*agents: \+1 tool \(farewell\)/);
+    // The log line comes on its own pipe: it may arrive after the notification.
+    await expect.poll(served.stderr, POLL).toMatch(/reloaded .*agents: \+1 tool \(farewell\)/);
     expect(await toolNames(served.client)).toEqual(['farewell', 'greeter', 'run_wait', 'run_status', 'run_cancel']);
     expect((await served.client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(['farewell', 'greeter']);
 
@@ -122,7 +123,7 @@ describe('serve --watch over stdio', () => {
     const served = await serveStdio();
     edit(path.join(served.dir, 'prompts', 'greeter.ts'), 'Greets whoever is named.', 'Greets everyone by name.');
     await expect.poll(() => served.seen.tools, POLL).toBe(1);
-    expect(served.stderr()).toMatch(/reloaded .*agents: ~1 changed \(greeter\)/);
+    await expect.poll(served.stderr, POLL).toMatch(/reloaded .*agents: ~1 changed \(greeter\)/);
     const greeter = (await served.client.listTools()).tools.find((tool) => tool.name === 'greeter');
     expect(greeter?.description).toBe('Greets everyone by name.');
     expect((await served.client.listPrompts()).prompts.find((prompt) => prompt.name === 'greeter')?.description).toBe(
@@ -162,7 +163,7 @@ describe('serve --watch over stdio', () => {
     const now = new Date();
     utimesSync(file, now, now);
     await expect.poll(served.reloads, POLL).toBeGreaterThan(reloaded);
-    expect(served.stderr()).toMatch(/reloaded .*agents: exposed tools unchanged/);
+    await expect.poll(served.stderr, POLL).toMatch(/reloaded .*agents: exposed tools unchanged/);
     // A round trip after the reloads: a notification sent before it would have arrived first.
     expect(await toolNames(served.client)).toEqual(['greeter', 'run_wait', 'run_status', 'run_cancel']);
     expect(served.seen).toEqual({ tools: 0, prompts: 0 });
