@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, runCliInProcess } from '../support/cli.js';
-import { EXAMPLE_AGENTS, FIXTURES, REPO_ROOT } from '../support/paths.js';
+import { EXAMPLE_AGENTS, FIXTURES, REPO_ROOT, EXAMPLE_TOOLS } from '../support/paths.js';
 
 const agentport = (args: string[], env: Record<string, string | undefined> = {}) => runCliInProcess(args, { env });
 const spawned = (args: string[], env: Record<string, string | undefined> = {}) => runCli(args, { env });
@@ -16,16 +16,7 @@ describe('agentport list', () => {
     const { code, stdout } = await agentport(['list', '--json', '--dir', EXAMPLE_AGENTS]);
     expect(code).toBe(0);
     const { tools } = JSON.parse(stdout) as { tools: Array<{ name: string; inputSchema: Record<string, unknown> }> };
-    expect(tools.map((t) => t.name)).toEqual([
-      'copy_desk',
-      'docs_reader',
-      'editor_in_chief',
-      'fact_finder',
-      'faq',
-      'summarize',
-      'support',
-      'triage_ticket',
-    ]);
+    expect(tools.map((t) => t.name)).toEqual(EXAMPLE_TOOLS);
     for (const tool of tools) {
       expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
       expect(tool.inputSchema.type).toBe('object');

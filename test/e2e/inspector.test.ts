@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { tempDir } from '../support/mcpClients.js';
-import { REPO_ROOT } from '../support/paths.js';
+import { REPO_ROOT, EXAMPLE_TOOLS, RUN_TOOLS } from '../support/paths.js';
 
 const exec = promisify(execFile);
 const INSPECTOR = path.join(REPO_ROOT, 'node_modules', '.bin', 'mcp-inspector');
@@ -28,19 +28,7 @@ describe('the MCP Inspector CLI with mcp.json', () => {
   it('lists the example tools', async () => {
     const { stdout } = await inspector(['--method', 'tools/list']);
     const { tools } = JSON.parse(stdout) as { tools: Array<{ name: string }> };
-    expect(tools.map((t) => t.name)).toEqual([
-      'copy_desk',
-      'docs_reader',
-      'editor_in_chief',
-      'fact_finder',
-      'faq',
-      'summarize',
-      'support',
-      'triage_ticket',
-      'run_wait',
-      'run_status',
-      'run_cancel',
-    ]);
+    expect(tools.map((t) => t.name)).toEqual([...EXAMPLE_TOOLS, ...RUN_TOOLS]);
   });
 
   it('calls a prompt and shows the model answer', async () => {

@@ -8,7 +8,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { connectHttp, connectStdio, startHttpServer, type Era, type HttpServerProcess } from '../support/mcpClients.js';
-import { EXAMPLE_AGENTS } from '../support/paths.js';
+import { EXAMPLE_AGENTS, EXAMPLE_TOOLS, RUN_TOOLS } from '../support/paths.js';
 
 const model = new FakeModelServer();
 let http: HttpServerProcess;
@@ -56,19 +56,7 @@ describe.each(transports)('over %s', (transportName, connect) => {
 
     it('[MC-4] lists the exposed prompts in a deterministic order with 2020-12 object schemas', async () => {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual([
-        'copy_desk',
-        'docs_reader',
-        'editor_in_chief',
-        'fact_finder',
-        'faq',
-        'summarize',
-        'support',
-        'triage_ticket',
-        'run_wait',
-        'run_status',
-        'run_cancel',
-      ]);
+      expect(tools.map((t) => t.name)).toEqual([...EXAMPLE_TOOLS, ...RUN_TOOLS]);
       const ajv = new Ajv2020({ strict: false });
       for (const tool of tools) {
         expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { CLI, EXAMPLE_AGENTS, FIXTURES } from '../support/paths.js';
+import { CLI, EXAMPLE_AGENTS, FIXTURES, EXAMPLE_TOOLS, RUN_TOOLS } from '../support/paths.js';
 import { tempDir } from '../support/mcpClients.js';
 import path from 'node:path';
 
@@ -47,19 +47,7 @@ describe('stdio', () => {
     const messages = lines.map((line) => JSON.parse(line) as { jsonrpc: string; id: number; result: any });
     expect(messages.every((m) => m.jsonrpc === '2.0')).toBe(true);
     expect(messages[0]!.result.protocolVersion).toBe('2025-11-25');
-    expect(messages[1]!.result.tools.map((t: { name: string }) => t.name)).toEqual([
-      'copy_desk',
-      'docs_reader',
-      'editor_in_chief',
-      'fact_finder',
-      'faq',
-      'summarize',
-      'support',
-      'triage_ticket',
-      'run_wait',
-      'run_status',
-      'run_cancel',
-    ]);
+    expect(messages[1]!.result.tools.map((t: { name: string }) => t.name)).toEqual([...EXAMPLE_TOOLS, ...RUN_TOOLS]);
     // The log line went to stderr instead.
     expect(stderr).toContain('serving 8 tool(s)');
   });
