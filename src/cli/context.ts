@@ -7,7 +7,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { formatIssue, suggestName, type LoadIssue } from '../definitions/issues.js';
 import { discoverDefinitionFiles, KIND_FOLDERS } from '../registry/discover.js';
-import { loadRegistry } from '../registry/load.js';
 import type { Registry } from '../registry/types.js';
 
 export interface DirOptions {
@@ -64,6 +63,8 @@ export async function loadForCommand(
 ): Promise<LoadedForCommand> {
   const agentsDir = agentsDirOf(options);
   await assertAgentsDir(agentsDir, options);
+  // Loaded here, not at the top: --help, --version, init and refusals never pay for the loader and zod.
+  const { loadRegistry } = await import('../registry/load.js');
   const { registry, issues } = await loadRegistry({
     agentsDir,
     cacheDir: path.join(cacheDirOf(options), 'jiti'),
