@@ -93,7 +93,7 @@ export class CommandError extends Error {}
  * no .prompty file, no mcp.json), suggesting a sibling folder with a close
  * name or a folder nearby that holds definitions.
  */
-export async function assertAgentsDir(agentsDir: string, options: DirOptions = {}): Promise<void> {
+async function assertAgentsDir(agentsDir: string, options: DirOptions = {}): Promise<void> {
   const shown = shownPath(agentsDir);
   const given =
     options.dir !== undefined ? '' : process.env.AGENTPORT_DIR ? ' (from AGENTPORT_DIR)' : ' (the default: pass --dir for another)';

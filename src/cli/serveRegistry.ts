@@ -8,13 +8,13 @@ import path from 'node:path';
 import type { LoadIssue } from '../definitions/issues.js';
 import { log } from '../log.js';
 import { createLazyRegistry } from '../registry/lazyRegistry.js';
-import { displayPath, loadRegistry } from '../registry/load.js';
+import { displayPath } from '../registry/load.js';
 import { readStartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
 import { startupCacheOf } from '../server/startupCache/build.js';
 import { stampFolder } from '../server/startupCache/stamps.js';
 import { buildToolCatalog, type ExposedTool } from '../server/toolCatalog.js';
 import { UPSTREAM_CONFIG_FILE, loadUpstreamConfig } from '../upstream/config.js';
-import { agentsDirOf, assertAgentsDir, cacheDirOf, dataDirOf, type DirOptions, type LoadedForCommand } from './context.js';
+import { agentsDirOf, cacheDirOf, dataDirOf, loadForCommand, type DirOptions, type LoadedForCommand } from './context.js';
 
 export interface LoadedForServe extends LoadedForCommand {
   /** The tool catalogue when it is already built (read from the cache, or built here to save it). */
@@ -54,10 +54,8 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     return { registry, issues, errors: issues.filter((i) => i.severity === 'error'), tools: cached.tools, startupCache: 'hit' };
   }
 
-  // Only a folder without a cache of its own is checked: a cached one passed these checks and has not changed.
-  await assertAgentsDir(agentsDir, options);
-  const { registry, issues } = await loadRegistry({ agentsDir, cacheDir: jitiCache, ...(options.env ? { env: options.env } : {}) });
-  const errors = issues.filter((i) => i.severity === 'error');
+  // Only a folder without a cache of its own is checked (loadForCommand): a cached one passed these checks and has not changed.
+  const { registry, issues, errors } = await loadForCommand(options, options.env ? { env: options.env } : {});
   if (errors.length) return { registry, issues, errors, startupCache: 'miss' };
   let tools: ExposedTool[];
   try {

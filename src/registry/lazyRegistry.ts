@@ -65,6 +65,8 @@ class LazyDefinitions {
   /** Files imported (or failed), with the issues they gave. */
   private readonly files = new Map<string, LoadIssue[]>();
   private readonly pending = new Map<string, Promise<LoadIssue[]>>();
+  /** Names prepared without errors: their files are imported and stay so, so later calls need no walk. */
+  private readonly prepared = new Set<string>();
   private loader: ModuleLoader | undefined;
   private loaderReady: Promise<ModuleLoader> | undefined;
 
@@ -88,6 +90,7 @@ class LazyDefinitions {
 
   private async prepare(names: readonly string[]): Promise<void> {
     await this.moduleLoader();
+    if (names.every((name) => this.prepared.has(name))) return;
     const issues: LoadIssue[] = [];
     const seen = new Set<string>();
     // The named prompts and agents, then what they reference, breadth first.
@@ -122,6 +125,7 @@ class LazyDefinitions {
       if (unresolved) issues.push(unresolved);
     }
     if (issues.some((issue) => issue.severity === 'error')) throw registryLoadError(issues);
+    for (const name of names) this.prepared.add(name);
   }
 
   private fileOf(kind: DefinitionKind, name: string): string | undefined {

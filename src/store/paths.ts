@@ -53,6 +53,11 @@ function invalidPath(input: string, reason: string): AgentportError {
  * `..` segment (even one that would stay inside: a path that needs one is a mistake or an
  * attack), and on Windows a `:` (drive letters and alternate data streams).
  */
+/** A file's own name: not blank, `.` or `..`, no path separator and no control character. */
+export function isPlainFileName(name: string): boolean {
+  return name.trim() !== '' && name !== '.' && name !== '..' && !/[/\\]/.test(name) && !CONTROL_CHARS.test(name);
+}
+
 export function normalizeThreadPath(input: string): string {
   if (typeof input !== 'string' || input.length === 0) {
     throw invalidPath(String(input), 'the path is empty');

@@ -7,9 +7,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { ToolAttachment } from '../definitions/types.js';
-
-// eslint-disable-next-line no-control-regex -- path separators and control characters are what it refuses
-const NOT_A_FILE_NAME = /[/\\\u0000-\u001f]/;
+import { isPlainFileName } from '../store/paths.js';
 
 export interface UpstreamContent {
   text: string;
@@ -87,6 +85,5 @@ function linkLine(block: Record<string, unknown>): string {
 
 /** A file name that is one (no path, no control characters), or undefined. */
 function safeName(name: string | undefined): string | undefined {
-  if (!name || name === '.' || name === '..' || NOT_A_FILE_NAME.test(name)) return undefined;
-  return name;
+  return name !== undefined && isPlainFileName(name) ? name : undefined;
 }

@@ -8,15 +8,13 @@ import { describeZodIssues } from '../../definitions/issues.js';
 import { AgentportError, abortError, errorMessage, isStop } from '../../errors.js';
 import type { AttachmentRef, ToolAttachment, ToolResult } from '../../definitions/types.js';
 import { isZodObject } from '../../definitions/zodShape.js';
+import { isPlainFileName } from '../../store/paths.js';
 import type { Store } from '../../store/types.js';
 import type { ThreadState } from '../../definitions/types.js';
 import { parseArguments } from './arguments.js';
 import { freePath } from '../state/files.js';
 import { timerDelay } from '../limits.js';
 import type { OfferedFunctionTool } from './toolset.js';
-
-// eslint-disable-next-line no-control-regex -- path separators and control characters are what it refuses
-const NOT_A_FILE_NAME = /[/\\\u0000-\u001f]/;
 
 export interface ExecutedTool {
   result: ToolResult;
@@ -233,7 +231,7 @@ function attachmentProblem(item: unknown): string | undefined {
     if (typeof entry.data !== 'string') return 'data must be a base64 string';
     if (typeof entry.mimeType !== 'string' || !entry.mimeType) return 'mimeType must be a non-empty string';
     const name = entry.name;
-    if (typeof name !== 'string' || name.trim() === '' || name === '.' || name === '..' || NOT_A_FILE_NAME.test(name)) {
+    if (typeof name !== 'string' || !isPlainFileName(name)) {
       return `name must be a file name (not empty, ".", ".." or a path), got ${describe(name)}`;
     }
     return undefined;
