@@ -7,8 +7,8 @@
  */
 import { LOG_LEVEL_META_KEY, type Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conformanceRuns } from '../support/conformanceScenario.js';
-import { FakeModelServer, type RecordedRequest, type ScriptedReply } from '../support/fakeModelServer.js';
+import { itPassesConformance } from '../support/conformanceScenario.js';
+import { systemText, userText, FakeModelServer, type RecordedRequest, type ScriptedReply } from '../support/fakeModelServer.js';
 import { connectHttp, connectStdio, startHttpServer, type Era, type HttpServerProcess } from '../support/mcpClients.js';
 import { FIXTURES } from '../support/paths.js';
 
@@ -18,12 +18,9 @@ const SHOP_KEY = 'bo-key-7f3a9c1e55';
 /** The model of test/fixtures/agents/mcp-surface, by rule (the conformance suite calls as often as it likes). */
 function playSurface(body: RecordedRequest['body']): ScriptedReply {
   if (body.model === 'broken-model') return { status: 400, error: 'this model refuses every request' };
-  const system = String(body.messages[0]?.content ?? '');
+  const system = systemText(body);
   const last = body.messages.at(-1);
-  const asked = body.messages
-    .filter((m) => m.role === 'user')
-    .map((m) => String(m.content))
-    .join('\n');
+  const asked = userText(body);
   if (system.startsWith('You write short greetings') || system.startsWith('Log while working.')) {
     if (last?.role === 'tool') return { text: 'Welcome back!' };
     if (asked.includes('Flaky')) return { toolCalls: [{ name: 'flaky_lookup', arguments: {} }] };
@@ -152,16 +149,5 @@ describe('the MCP conformance suite, logging scenarios', () => {
     await http?.stop();
   });
 
-  const scenarios = ['logging-set-level', 'tools-call-with-logging'];
-  const scenarioRun = conformanceRuns(() => http.url, scenarios);
-  for (const scenario of scenarios) {
-    it(`[MC-10] passes ${scenario}`, async () => {
-      const { checks, output } = await scenarioRun(scenario);
-      expect(
-        checks.filter((check) => check.status === 'FAILURE'),
-        `${output}\n${http.stderr()}`,
-      ).toEqual([]);
-      expect(checks.filter((check) => check.status === 'SUCCESS').length).toBeGreaterThan(0);
-    }, 60_000);
-  }
+  itPassesConformance('MC-10', () => http, ['logging-set-level', 'tools-call-with-logging']);
 });

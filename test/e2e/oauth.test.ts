@@ -11,7 +11,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { FakeModelServer, type RecordedRequest, type ScriptedReply } from '../support/fakeModelServer.js';
+import { systemText, userText, FakeModelServer, type RecordedRequest, type ScriptedReply } from '../support/fakeModelServer.js';
 import { connectHttp, newClient, startHttpServer, type Era, type HttpServerProcess } from '../support/mcpClients.js';
 import { FIXTURES } from '../support/paths.js';
 import { LocalIssuer } from '../support/localIssuer.js';
@@ -28,16 +28,13 @@ interface CallResult {
 
 /** The model: chat answers with the number of user messages it sees, slow sleeps first, notes answers at once. */
 function play(body: RecordedRequest['body']): ScriptedReply {
-  const system = String(body.messages[0]?.content ?? '');
+  const system = systemText(body);
   const last = body.messages.at(-1);
   if (system.startsWith('Chat.')) return { text: `turn ${body.messages.filter((m) => m.role === 'user').length}` };
   if (system.startsWith('Notes.')) return { text: 'noted' };
   if (system.startsWith('Compute slowly.')) {
     if (last?.role === 'tool') return { text: 'Computed.' };
-    const asked = body.messages
-      .filter((m) => m.role === 'user')
-      .map((m) => String(m.content))
-      .join('\n');
+    const asked = userText(body);
     return { toolCalls: [{ name: 'sleep', arguments: { seconds: Number(/seconds\W{0,4}(\d+(?:\.\d+)?)/.exec(asked)?.[1] ?? 0) } }] };
   }
   return { status: 500, error: `no rule for the system prompt ${JSON.stringify(system.slice(0, 40))}` };

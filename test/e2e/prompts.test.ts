@@ -6,7 +6,7 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conformanceRuns } from '../support/conformanceScenario.js';
+import { itPassesConformance } from '../support/conformanceScenario.js';
 import { connectHttp, connectStdio, startHttpServer, type Era, type HttpServerProcess } from '../support/mcpClients.js';
 import { FIXTURES } from '../support/paths.js';
 
@@ -197,16 +197,5 @@ describe('the MCP conformance suite, prompts and completion scenarios', () => {
     await http?.stop();
   });
 
-  const scenarios = ['prompts-list', 'prompts-get-simple', 'prompts-get-with-args', 'completion-complete'];
-  const scenarioRun = conformanceRuns(() => http.url, scenarios);
-  for (const scenario of scenarios) {
-    it(`[MC-8] passes ${scenario}`, async () => {
-      const { checks, output } = await scenarioRun(scenario);
-      expect(
-        checks.filter((check) => check.status === 'FAILURE'),
-        `${output}\n${http.stderr()}`,
-      ).toEqual([]);
-      expect(checks.filter((check) => check.status === 'SUCCESS').length).toBeGreaterThan(0);
-    }, 60_000);
-  }
+  itPassesConformance('MC-8', () => http, ['prompts-list', 'prompts-get-simple', 'prompts-get-with-args', 'completion-complete']);
 });

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { expect, it } from 'vitest';
 import { REPO_ROOT } from './paths.js';
 
 const SUITE = path.join(REPO_ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
@@ -55,4 +56,27 @@ export function conformanceRuns(
     if (!run) throw new Error(`${scenario} is not one of this file's scenarios`);
     return run;
   };
+}
+
+/**
+ * One test per scenario, named with its clause: the suite reports no check with a refused status (a failure, by
+ * default) and at least one success. The scenarios run as {@link conformanceRuns} runs them.
+ */
+export function itPassesConformance(
+  clause: string,
+  server: () => { url: string; stderr(): string },
+  scenarios: readonly string[],
+  refused: ReadonlyArray<ConformanceCheck['status']> = ['FAILURE'],
+): void {
+  const scenarioRun = conformanceRuns(() => server().url, scenarios);
+  for (const scenario of scenarios) {
+    it(`[${clause}] passes ${scenario}`, async () => {
+      const { checks, output } = await scenarioRun(scenario);
+      expect(
+        checks.filter((check) => refused.includes(check.status)),
+        `${output}\n${server().stderr()}`,
+      ).toEqual([]);
+      expect(checks.filter((check) => check.status === 'SUCCESS').length).toBeGreaterThan(0);
+    }, 60_000);
+  }
 }

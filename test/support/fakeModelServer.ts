@@ -37,6 +37,19 @@ export interface RecordedRequest {
   };
 }
 
+/** The text of a request's first message: the system prompt, for the rules that tell prompts apart. */
+export function systemText(body: RecordedRequest['body']): string {
+  return String(body.messages[0]?.content ?? '');
+}
+
+/** Every user message of a request, one per line. */
+export function userText(body: RecordedRequest['body']): string {
+  return body.messages
+    .filter((m) => m.role === 'user')
+    .map((m) => String(m.content))
+    .join('\n');
+}
+
 export class FakeModelServer {
   readonly requests: RecordedRequest[] = [];
   /** Requests that arrived when the script was already used up. */
@@ -76,7 +89,7 @@ export class FakeModelServer {
 
   /** Replies for requests whose system prompt starts with `prefix`. */
   replyToSystem(prefix: string, ...replies: ScriptedReply[]): this {
-    return this.replyWhen((body) => String(body.messages[0]?.content ?? '').startsWith(prefix), ...replies);
+    return this.replyWhen((body) => systemText(body).startsWith(prefix), ...replies);
   }
 
   get baseURL(): string {

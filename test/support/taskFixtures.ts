@@ -3,17 +3,14 @@
  * Tasks fixtures, as agentport prompts and agents), by rule: the suite calls
  * the fixtures as often as it likes.
  */
-import type { RecordedRequest, ScriptedReply } from './fakeModelServer.js';
+import { systemText, userText, type RecordedRequest, type ScriptedReply } from './fakeModelServer.js';
 
 /** How the fixtures' model behaves, whatever the suite calls and how often. */
 export function playFixtures(body: RecordedRequest['body']): ScriptedReply {
   if (body.model === 'broken-model') return { status: 400, error: 'this model refuses every request' };
-  const system = String(body.messages[0]?.content ?? '');
+  const system = systemText(body);
   const last = body.messages.at(-1);
-  const asked = body.messages
-    .filter((m) => m.role === 'user')
-    .map((m) => String(m.content))
-    .join('\n');
+  const asked = userText(body);
   if (system.startsWith('Greet.'))
     return { text: `Hello, ${/"name"\s*:\s*"([^"]*)"/.exec(asked)?.[1] ?? /name\W+(\w+)/.exec(asked)?.[1] ?? 'you'}!` };
   if (system.startsWith('Compute slowly.')) {
