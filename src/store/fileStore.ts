@@ -2,36 +2,39 @@
  * The default store: plain files under a directory (`.agentport/` unless told otherwise).
  *
  * ```
- * <dir>/secret.key                      generated key for secret variables (mode 0600), see secretKey.ts
- * <dir>/threads/<id>/thread.json        the ThreadRecord + format version, replaced atomically
- * <dir>/threads/<id>/messages.jsonl     one record per line, append-only (see below)
- * <dir>/threads/<id>/files/...          the thread's files, bytes exactly as written
- * <dir>/threads/<id>/files.json         metadata (AttachmentRef) of every file, by thread path
- * <dir>/threads/<id>/variables.json     variables + format version; secret values AES-256-GCM encrypted
+ * <dir>/secret.key                 generated key for secret variables (mode 0600), see secretKey.ts
+ * <dir>/threads/<id>.jsonl         the thread's log: its record, then one record per line, append-only
+ * <dir>/threads/<id>/files/...     the thread's files, bytes exactly as written
+ * <dir>/threads/<id>/files.json    metadata (AttachmentRef) of every file, by thread path
+ * <dir>/threads/<id>/variables.json  variables + format version; secret values AES-256-GCM encrypted
  * ```
  *
- * Metadata lives beside `files/`, not inside it, so no thread path can collide with it.
- * Nothing is read at construction; a thread's files are read when that thread is used.
+ * The folder `<id>/` exists only once the thread has files or variables. Metadata lives beside
+ * `files/`, not inside it, so no thread path can collide with it. Nothing is read at
+ * construction; a thread's files are read when that thread is used.
  *
- * messages.jsonl holds a StoredMessage per line, plus operation records written by
- * `updateMessage` and `deleteMessages`:
+ * The log's first line is `{"version":2,"thread":{...ThreadRecord}}`. Each later line is a
+ * StoredMessage or an operation record:
  *
  * ```
  * {"op":"update","id":"<message id>","patch":{"content":...,"meta":...,"reasoning":...}}
  * {"op":"delete","ids":["<message id>",...]}
+ * {"op":"thread","set":{"status":...,"updatedAt":...,"meta":...}}
  * ```
  *
  * Reading replays the lines in order, so an operation changes the messages written before it and
- * never one appended later. Operation records have neither `seq` nor `role`, which every message
- * record has, so neither kind is mistaken for the other. Deleted messages stay in the file, which
- * is how `seq` keeps growing past them after a restart.
+ * never one appended later, and the record is the first line with every `thread` line applied.
+ * Operation records have neither `seq` nor `role`, which every message record has, so neither kind
+ * is mistaken for the other. Deleted messages stay in the file, which is how `seq` keeps growing
+ * past them after a restart.
  *
- * Cost: a thread costs no I/O until it has something to keep. Its folder and thread.json
- * (written once, exclusively) appear with its first message, variable, file or update. Appends go
- * to messages.jsonl through a descriptor kept open (at most {@link MAX_OPEN_FILES}, least recently
- * used closed first) with one synchronous write, so a message costs one system call, not a trip
- * through the thread pool. What a thread's messages.jsonl holds is kept parsed (within a
- * {@link MESSAGE_CACHE_BYTES} budget), so a turn does not re-read its history.
+ * Cost: creating a file is the dear part of a write (on some disks as dear as hundreds of
+ * appends), so a thread costs one: its log, created with its first message, variable, file or
+ * update, and the record written in the same write as that first line. Appends go through a
+ * descriptor kept open (at most {@link MAX_OPEN_FILES}, least recently used closed first) with
+ * one synchronous write, so a record costs one system call, not a trip through the thread pool.
+ * What a log holds is kept parsed (within a {@link MESSAGE_CACHE_BYTES} budget), so a turn does
+ * not re-read its history.
  *
  * Durability: appended lines reach the disk by group commit: every file written to is fsynced
  * within {@link FSYNC_WITHIN_MS} ms, off the reply path, and on close. A power loss may lose what
@@ -39,11 +42,11 @@
  * are replaced with temp file + rename, so a killed process leaves the old or the new version,
  * never a mix, and an interrupted append leaves at most a torn last line, which reading drops.
  * Several processes may share the directory: a turn takes the thread's lock (lockThread), and the
- * cached state of a thread is checked against the file's size when the lock is taken.
+ * cached state of a thread is checked against the log's size when the lock is taken.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, fsync, mkdirSync, openSync, statSync, writeFileSync, writeSync, type Dirent } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rmdir, stat, truncate, unlink, writeFile } from 'node:fs/promises';
+import { closeSync, fsync, mkdirSync, openSync, readFileSync, statSync, writeSync, type Dirent } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rmdir, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
 import {
@@ -56,6 +59,7 @@ import {
   errnoCode,
   isStoredMessage,
   isThreadRecord,
+  isThreadStatus,
   jsonCopy,
   mergeByName,
   messageNotFound,
@@ -93,15 +97,15 @@ const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
 const THREAD_CACHE_SIZE = 10_000;
 
 /**
- * Version of the on-disk format, written into thread.json, files.json and variables.json.
- * The thread.json version also covers the layout of the thread folder and messages.jsonl.
+ * Version of the on-disk format, written into each log's first line, files.json and variables.json.
  *
- * The operation records of messages.jsonl came without a bump: they only add a kind of line,
- * and files without them read exactly as before. An agentport from before them still reads such
- * a file, but skips each operation line with a "corrupt line" warning, so it shows edited and
- * deleted messages as first written (its seq numbering stays right: deleted lines are still there).
+ * 1: a folder per thread with thread.json (the record, replaced atomically on every change) and
+ *    messages.jsonl. Creating a thread made three files, each costing as much as hundreds of
+ *    appends. Such threads are moved to the log (version 2) when first read; an agentport from
+ *    before version 2 refuses the files that say 2, naming the version.
+ * 2: the log `<id>.jsonl` holds the record too: one file per thread until it has files or variables.
  */
-export const FILE_STORE_FORMAT_VERSION = 1;
+export const FILE_STORE_FORMAT_VERSION = 2;
 
 /** Options of {@link FileStore}. */
 export interface FileStoreOptions {
@@ -123,24 +127,35 @@ interface FileIndex {
   files: Record<string, AttachmentRef>;
 }
 
-/** Where the next append to a thread's messages.jsonl goes. */
+/** Where the next append to a thread's log goes. */
 interface AppendState {
   lastSeq: number;
   /** The file ends with a complete record but no newline (cut exactly before it). */
   needsNewline: boolean;
   /** The file's size as this process last left it: another process that appended changed it. */
   bytes: number;
+  /** The file ends with part of a line (an interrupted write), to cut off before the next append. */
+  torn?: boolean;
   /** The file's messages, parsed, while they fit the cache budget. */
   replay?: MessageReplay;
 }
 
 /**
- * A line of messages.jsonl that changes earlier messages. It never has `seq` or `role`, which
+ * A line of the log that changes earlier messages. It never has `seq` or `role`, which
  * every message line has, so the two kinds cannot be confused.
  */
 type MessageOp = { op: 'update'; id: string; patch: MessagePatch } | { op: 'delete'; ids: string[] };
 
-/** A parsed line of messages.jsonl. */
+/** What a `thread` line sets: the new status and `updatedAt`, and `meta` when it changed (it is replaced whole). */
+type ThreadSet = Pick<ThreadRecord, 'status' | 'updatedAt'> & { meta?: Record<string, unknown> };
+
+/** Every kind of operation line. */
+type LogOp = MessageOp | { op: 'thread'; set: ThreadSet };
+
+/** A parsed line of the log after its first. */
+type LogLine = { message: StoredMessage } | { op: LogOp };
+
+/** A parsed line that concerns messages. */
 type MessageLine = { message: StoredMessage } | { op: MessageOp };
 
 /**
@@ -182,14 +197,15 @@ class MessageReplay {
   }
 }
 
-interface ParsedMessages {
-  /** The messages after replaying every operation. */
-  messages: StoredMessage[];
+interface ParsedLog {
+  /** The thread record: the first line, with every later `thread` line applied. */
+  record: ThreadRecord;
   replay: MessageReplay;
   /** Highest seq ever assigned in the file, deleted messages included. */
   lastSeq: number;
   /** Bytes of complete lines; anything after is an unterminated last line. */
   completeBytes: number;
+  size: number;
   /** Kind of the unterminated last line, if any. */
   tail: 'none' | 'record' | 'torn';
 }
@@ -235,6 +251,12 @@ async function readJson(file: string): Promise<Record<string, unknown> | undefin
     throw new AgentportError('CORRUPT_DATA', `${file} is not valid JSON`, undefined, { cause: err });
   }
   if (!isPlainObject(value)) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a JSON object`);
+  checkVersion(value, file);
+  return value;
+}
+
+/** Refuses what has no format version, or one newer than this agentport reads. */
+function checkVersion(value: Record<string, unknown>, file: string): void {
   const version = value.version;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
     throw new AgentportError('CORRUPT_DATA', `${file} has no valid format "version"`);
@@ -245,7 +267,6 @@ async function readJson(file: string): Promise<Record<string, unknown> | undefin
       `${file} has format version ${version}, newer than this agentport supports (${FILE_STORE_FORMAT_VERSION}); upgrade agentport`,
     );
   }
-  return value;
 }
 
 /** Persists threads, messages, files and variables as files under one directory. */
@@ -268,8 +289,8 @@ export class FileStore implements Store {
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private cachedBytes = 0;
-  /** thread.json as this process last read or wrote it (see fileStamp). */
-  private readonly threadStamps = new Map<string, string | undefined>();
+  /** Migrations of threads of the first format under way, so that one runs per thread. */
+  private readonly migrations = new Map<string, Promise<boolean>>();
   /** Stored variables by thread, with the stamp of variables.json when read or written. */
   private readonly variables = new Map<string, StoredVariable[]>();
   private readonly variableStamps = new Map<string, string | undefined>();
@@ -298,24 +319,15 @@ export class FileStore implements Store {
   async lockThread(threadId: string, waitMs: number): Promise<() => Promise<void>> {
     assertValidThreadId(threadId);
     const release = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs);
-    // Another process may have written the thread since this one last read it: what it appended shows in
-    // the size of messages.jsonl (the record itself is small to re-read).
+    // Another process may have written the thread since this one last read it: whatever it wrote
+    // (messages, operations, a new status) shows in the size of the log.
     await this.queue.run(threadId, async () => {
       if (this.variables.has(threadId) && this.variableStamps.get(threadId) !== fileStamp(this.variablesFile(threadId))) {
         this.variables.delete(threadId);
       }
-      // The record is re-read only if thread.json changed since this process last read or wrote it.
-      if (
-        !this.unwritten.has(threadId) &&
-        this.threadStamps.get(threadId) !== fileStamp(path.join(this.threadDir(threadId), 'thread.json'))
-      ) {
-        this.threads.delete(threadId);
-      }
+      if (this.unwritten.has(threadId)) return;
       const known = this.appendState.get(threadId);
-      if (known && !this.unwritten.has(threadId)) {
-        const size = fileSize(this.messagesFile(threadId));
-        if (size !== known.bytes) this.forgetMessages(threadId);
-      }
+      if (known === undefined || fileSize(this.logFile(threadId)) !== known.bytes) this.forget(threadId);
     });
     return release;
   }
@@ -338,36 +350,22 @@ export class FileStore implements Store {
 
   // ---- threads -------------------------------------------------------------------------
 
-  private async readThreadFile(id: string): Promise<ThreadRecord | undefined> {
-    const file = path.join(this.threadDir(id), 'thread.json');
-    const stamp = fileStamp(file);
-    const value = await readJson(file);
-    this.threadStamps.set(id, stamp);
-    if (value === undefined) return undefined;
-    const { version: _version, ...record } = value;
-    if (!isThreadRecord(record) || record.id !== id) {
-      throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid record for thread ${id}`);
-    }
-    return record;
+  private logFile(id: string): string {
+    return path.join(this.threadsDir, `${id}.jsonl`);
   }
 
-  private async writeThreadFile(record: ThreadRecord): Promise<void> {
-    const file = path.join(this.threadDir(record.id), 'thread.json');
-    await writeJsonAtomic(file, { version: FILE_STORE_FORMAT_VERSION, ...record });
-    this.threadStamps.set(record.id, fileStamp(file));
-  }
-
-  /** The cached record (not a copy), reading thread.json the first time. */
+  /** The cached record (not a copy), reading the thread's log the first time. */
   private async loadThread(id: string): Promise<ThreadRecord | undefined> {
     const cached = this.threads.get(id);
     if (cached !== undefined) return cached;
-    const record = await this.readThreadFile(id);
-    if (record === undefined) return undefined;
+    const log = await this.readLog(id);
+    if (log === undefined) return undefined;
     // A write that finished while we were reading is newer: keep it.
     const raced = this.threads.get(id);
     if (raced !== undefined) return raced;
-    this.remember(record);
-    return record;
+    this.remember(log.record);
+    if (!this.appendState.has(id)) this.adopt(id, log);
+    return log.record;
   }
 
   /** Caches a record; beyond the cache's size the oldest written ones are dropped (they are on disk). */
@@ -382,36 +380,43 @@ export class FileStore implements Store {
   }
 
   /**
-   * Writes a thread created here to disk the first time it has something to keep: its folder
-   * and thread.json (exclusive create: written once; later changes replace it atomically).
+   * The first line of a thread created here, written with whatever first needs keeping: the
+   * log is created exclusively then, so a thread costs one file until it has files or variables.
    * Call inside the thread's queue.
    */
-  private materialize(id: string): void {
-    if (!this.unwritten.has(id)) return;
+  private materialize(id: string): string {
+    if (!this.unwritten.has(id)) return '';
     const record = this.threads.get(id)!;
     if (!this.threadsDirReady) {
       mkdirSync(this.threadsDir, { recursive: true, mode: 0o700 });
       this.threadsDirReady = true;
     }
+    let fd: number;
     try {
-      mkdirSync(this.threadDir(id));
+      fd = openSync(this.logFile(id), 'ax');
     } catch (err) {
       if (errnoCode(err) === 'ENOENT') {
         // The threads folder was removed behind our back.
-        this.threadsDirReady = false;
-        mkdirSync(this.threadDir(id), { recursive: true });
-      } else if (errnoCode(err) !== 'EEXIST') throw err;
+        mkdirSync(this.threadsDir, { recursive: true, mode: 0o700 });
+        fd = openSync(this.logFile(id), 'ax');
+      } else if (errnoCode(err) === 'EEXIST' && !hasHeader(this.logFile(id))) {
+        // What an interrupted creation leaves (nothing, or part of the first line) is no thread: start it over.
+        fd = openSync(this.logFile(id), 'w');
+        closeSync(fd);
+        fd = openSync(this.logFile(id), 'a');
+      } else if (errnoCode(err) === 'EEXIST') {
+        throw new AgentportError('THREAD_EXISTS', `Thread ${id} already exists`);
+      } else throw err;
     }
-    const file = path.join(this.threadDir(id), 'thread.json');
-    try {
-      writeFileSync(file, JSON.stringify({ version: FILE_STORE_FORMAT_VERSION, ...record }, null, 2) + '\n', { flag: 'wx' });
-    } catch (err) {
-      // A folder with a thread.json is another thread's; a crash during creation leaves none.
-      if (errnoCode(err) === 'EEXIST') throw new AgentportError('THREAD_EXISTS', `Thread ${id} already exists`);
-      throw err;
-    }
-    this.threadStamps.set(id, fileStamp(file));
+    this.adoptFile(id, fd);
     this.unwritten.delete(id);
+    return JSON.stringify({ version: FILE_STORE_FORMAT_VERSION, thread: record }) + '\n';
+  }
+
+  /** Makes sure the thread's log exists (for what is kept beside it: files and variables). */
+  private materializeAlone(id: string, state: AppendState): void {
+    const header = this.materialize(id);
+    if (header !== '') this.writeLine(id, state, Buffer.from(header, 'utf8'));
   }
 
   private async requireThread(id: string): Promise<ThreadRecord> {
@@ -443,18 +448,21 @@ export class FileStore implements Store {
     return record === undefined ? undefined : jsonCopy(record, 'thread');
   }
 
-  /** {@inheritDoc Store.updateThread} */
+  /** {@inheritDoc Store.updateThread} Appends a `thread` record to the log (a new thread's first line holds it). */
   async updateThread(id: string, patch: Partial<Pick<ThreadRecord, 'status' | 'meta'>>): Promise<ThreadRecord> {
     assertValidThreadId(id);
     return this.queue.run(id, async () => {
       const next = patchThread(await this.requireThread(id), patch);
+      const state = await this.appendStateFor(id);
+      this.threads.set(id, next);
       if (this.unwritten.has(id)) {
-        this.threads.set(id, next);
-        this.materialize(id);
+        this.materializeAlone(id, state);
       } else {
-        await this.writeThreadFile(next);
-        this.remember(next);
+        const set: ThreadSet = { status: next.status, updatedAt: next.updatedAt };
+        if (patch.meta !== undefined) set.meta = next.meta;
+        await this.appendLine(id, state, { op: 'thread', set });
       }
+      this.remember(next);
       return jsonCopy(next, 'thread');
     });
   }
@@ -468,14 +476,20 @@ export class FileStore implements Store {
       if (errnoCode(err) !== 'ENOENT') throw err;
       entries = [];
     }
+    const ids = new Set<string>();
+    for (const e of entries) {
+      if (e.isFile() && e.name.endsWith('.jsonl')) ids.add(e.name.slice(0, -'.jsonl'.length));
+      // A folder is a thread's files and variables, or a thread of the first format (read, and so migrated).
+      else if (e.isDirectory()) ids.add(e.name);
+    }
     const records = await Promise.all(
-      entries
-        .filter((e) => e.isDirectory() && isValidThreadId(e.name))
-        .map(async (e) => {
+      [...ids]
+        .filter((id) => isValidThreadId(id))
+        .map(async (id) => {
           try {
-            return await this.loadThread(e.name);
+            return await this.loadThread(id);
           } catch (err) {
-            warn(`skipping thread ${e.name}: ${err instanceof Error ? err.message : String(err)}`);
+            warn(`skipping thread ${id}: ${err instanceof Error ? err.message : String(err)}`);
             return undefined;
           }
         }),
@@ -489,46 +503,56 @@ export class FileStore implements Store {
       .sort(compareThreads);
   }
 
-  // ---- messages ------------------------------------------------------------------------
-
-  private messagesFile(id: string): string {
-    return path.join(this.threadDir(id), 'messages.jsonl');
-  }
+  // ---- the log: the thread record, its messages and what changed them ---------------------
 
   /**
-   * Parses messages.jsonl, replaying operation records in order. An unterminated last line is
-   * what a process killed mid-append leaves: it is dropped silently (no append, update or delete
-   * ever reported it written), whether it was to be a message or an operation. A bad line in
-   * the middle means the file was damaged otherwise: it is skipped with a warning so the rest of
-   * the conversation survives.
+   * Reads and replays a thread's log; `undefined` when the thread does not exist (no log, or
+   * only what an interrupted creation leaves). A thread of the first format is migrated first.
+   * An unterminated last line is what a process killed mid-append leaves: it is dropped silently
+   * (no append, update or delete ever reported it written). A bad line in the middle means the
+   * file was damaged otherwise: it is skipped with a warning so the rest of the conversation
+   * survives.
    */
-  private async readMessages(id: string): Promise<ParsedMessages> {
-    const file = this.messagesFile(id);
+  private async readLog(id: string): Promise<ParsedLog | undefined> {
+    const file = this.logFile(id);
     let buf: Buffer;
     try {
       buf = await readFile(file);
     } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return { messages: [], replay: new MessageReplay(), lastSeq: 0, completeBytes: 0, tail: 'none' };
-      throw err;
+      if (errnoCode(err) !== 'ENOENT') throw err;
+      if (!(await this.migrate(id))) return undefined;
+      buf = await readFile(file);
     }
+    const headerEnd = buf.indexOf(0x0a);
+    if (headerEnd < 0) return undefined;
+    const header = parseHeader(buf.subarray(0, headerEnd).toString('utf8'), file);
+    if (header.id !== id) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid record for thread ${id}`);
+    let record = header;
     const completeBytes = buf.lastIndexOf(0x0a) + 1;
     const replay = new MessageReplay();
-    const lines = buf.subarray(0, completeBytes).toString('utf8').split('\n');
+    const take = (line: LogLine) => {
+      if ('op' in line && line.op.op === 'thread') record = { ...record, ...line.op.set };
+      else replay.add(line as MessageLine);
+    };
+    const lines = buf
+      .subarray(headerEnd + 1, completeBytes)
+      .toString('utf8')
+      .split('\n');
     lines.pop(); // the empty string after the final newline
     lines.forEach((line, i) => {
       if (line.trim() === '') return;
       const parsed = parseLine(line);
       if (parsed === undefined) {
-        const key = `${file}:${i + 1}`;
+        const key = `${file}:${i + 2}`;
         if (!this.warned.has(key)) {
           this.warned.add(key);
-          warn(`skipping corrupt line ${i + 1} of ${file}`);
+          warn(`skipping corrupt line ${i + 2} of ${file}`);
         }
         return;
       }
-      replay.add(parsed);
+      take(parsed);
     });
-    let tail: ParsedMessages['tail'] = 'none';
+    let tail: ParsedLog['tail'] = 'none';
     if (completeBytes < buf.length) {
       const last = parseLine(buf.subarray(completeBytes).toString('utf8'));
       if (last === undefined) {
@@ -536,26 +560,52 @@ export class FileStore implements Store {
       } else {
         // Cut exactly before its newline: the record itself is whole.
         tail = 'record';
-        replay.add(last);
+        take(last);
       }
     }
-    return { messages: replay.messages(), replay, lastSeq: replay.lastSeq, completeBytes, tail };
+    return { record, replay, lastSeq: replay.lastSeq, completeBytes, size: buf.length, tail };
+  }
+
+  /** Keeps what a read of the log found as the thread's append state. */
+  private adopt(id: string, log: ParsedLog): AppendState {
+    const state: AppendState = { lastSeq: log.lastSeq, needsNewline: log.tail === 'record', bytes: log.size, torn: log.tail === 'torn' };
+    this.appendState.set(id, state);
+    this.cache(id, state, log.replay, log.size);
+    return state;
+  }
+
+  /**
+   * Moves a thread of the first format (`<id>/thread.json` and `<id>/messages.jsonl`) to a log:
+   * written whole to a temporary file, renamed into place, then the old files removed. A crash
+   * in between leaves the old files, or the log (which wins) beside leftovers. Returns false when
+   * there is no such thread.
+   */
+  private migrate(id: string): Promise<boolean> {
+    let pending = this.migrations.get(id);
+    if (pending === undefined) {
+      pending = migrateThread(this.threadDir(id), this.logFile(id), id).finally(() => this.migrations.delete(id));
+      this.migrations.set(id, pending);
+    }
+    return pending;
   }
 
   /** Where the next append goes, repairing a torn last line first (inside the thread's queue). */
   private async appendStateFor(id: string): Promise<AppendState> {
-    const known = this.appendState.get(id);
-    if (known !== undefined) return known;
-    const parsed = await this.readMessages(id);
-    if (parsed.tail === 'torn') {
-      // Appending after the fragment would glue the next record onto it: cut it off.
-      await truncate(this.messagesFile(id), parsed.completeBytes);
-      warn(`dropped an incomplete last line of ${this.messagesFile(id)} (an interrupted write)`);
+    let state = this.appendState.get(id);
+    if (state === undefined) {
+      const log = await this.readLog(id);
+      if (log === undefined) throw threadNotFound(id);
+      state = this.adopt(id, log);
     }
-    const size = (await stat(this.messagesFile(id)).catch(() => undefined))?.size ?? 0;
-    const state: AppendState = { lastSeq: parsed.lastSeq, needsNewline: parsed.tail === 'record', bytes: size };
-    this.appendState.set(id, state);
-    this.cache(id, state, parsed.replay, size);
+    if (state.torn) {
+      // Appending after the fragment would glue the next record onto it: cut it off.
+      const log = await this.readLog(id);
+      if (log === undefined) throw threadNotFound(id);
+      await truncate(this.logFile(id), log.completeBytes);
+      warn(`dropped an incomplete last line of ${this.logFile(id)} (an interrupted write)`);
+      state.torn = false;
+      state.bytes = log.completeBytes;
+    }
     return state;
   }
 
@@ -575,11 +625,12 @@ export class FileStore implements Store {
     }
   }
 
-  /** Forgets what is known of a thread's messages.jsonl (another process wrote it, or a write failed). */
-  private forgetMessages(id: string): void {
+  /** Forgets what is known of a thread's log (another process wrote it, or a write failed). */
+  private forget(id: string): void {
     const known = this.appendState.get(id);
     if (known?.replay) this.cachedBytes -= known.bytes;
     this.appendState.delete(id);
+    this.threads.delete(id);
     this.closeFile(id);
   }
 
@@ -591,7 +642,9 @@ export class FileStore implements Store {
       this.appendState.set(id, state);
       return structuredClone(state.replay.messages());
     }
-    return (await this.readMessages(id)).messages;
+    const log = await this.readLog(id);
+    if (log === undefined) throw threadNotFound(id);
+    return log.replay.messages();
   }
 
   private fileFor(threadId: string): number {
@@ -601,13 +654,17 @@ export class FileStore implements Store {
       this.openFiles.set(threadId, fd);
       return fd;
     }
-    fd = openSync(this.messagesFile(threadId), 'a');
+    fd = openSync(this.logFile(threadId), 'a');
+    this.adoptFile(threadId, fd);
+    return fd;
+  }
+
+  private adoptFile(threadId: string, fd: number): void {
     this.openFiles.set(threadId, fd);
     for (const [other] of this.openFiles) {
       if (this.openFiles.size <= MAX_OPEN_FILES) break;
       this.closeFile(other);
     }
-    return fd;
   }
 
   private closeFile(threadId: string): void {
@@ -636,10 +693,8 @@ export class FileStore implements Store {
     return Promise.all(fds.map((fd) => new Promise<void>((resolve) => fsync(fd, () => resolve())))).then(() => undefined);
   }
 
-  /** Appends one line to messages.jsonl; call inside the thread's queue with its append state. */
-  private async appendLine(threadId: string, state: AppendState, record: StoredMessage | MessageOp): Promise<void> {
-    this.materialize(threadId);
-    const line = Buffer.from((state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n', 'utf8');
+  /** One write of whole lines to the log. */
+  private writeLine(threadId: string, state: AppendState, line: Buffer): void {
     try {
       const fd = this.fileFor(threadId);
       let written = 0;
@@ -648,12 +703,19 @@ export class FileStore implements Store {
       this.scheduleFlush();
     } catch (err) {
       // Part of the line may be on disk: re-read (and repair) before the next append.
-      this.forgetMessages(threadId);
+      this.forget(threadId);
       throw err;
     }
-    state.needsNewline = false;
     state.bytes += line.length;
-    if (state.replay) {
+  }
+
+  /** Appends one record to the log (a new thread's first line with it); call inside the thread's queue. */
+  private async appendLine(threadId: string, state: AppendState, record: StoredMessage | LogOp): Promise<void> {
+    const header = this.materialize(threadId);
+    const line = Buffer.from(header + (state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n', 'utf8');
+    this.writeLine(threadId, state, line);
+    state.needsNewline = false;
+    if (state.replay && !('op' in record && record.op === 'thread')) {
       this.cachedBytes += line.length;
       // The cache keeps its own copy: the caller may change what it was given.
       state.replay.add('seq' in record ? { message: structuredClone(record) } : { op: structuredClone(record) });
@@ -676,7 +738,7 @@ export class FileStore implements Store {
     });
   }
 
-  /** {@inheritDoc Store.updateMessage} Appends an `update` record to messages.jsonl. */
+  /** {@inheritDoc Store.updateMessage} Appends an `update` record to the log. */
   async updateMessage(threadId: string, id: string, patch: MessagePatch): Promise<StoredMessage> {
     assertValidThreadId(threadId);
     const checked = validateMessagePatch(threadId, id, patch);
@@ -693,7 +755,7 @@ export class FileStore implements Store {
     });
   }
 
-  /** {@inheritDoc Store.deleteMessages} Appends a `delete` record to messages.jsonl. */
+  /** {@inheritDoc Store.deleteMessages} Appends a `delete` record to the log. */
   async deleteMessages(threadId: string, ids: readonly string[]): Promise<void> {
     assertValidThreadId(threadId);
     const unique = validateMessageIds(threadId, ids);
@@ -737,7 +799,7 @@ export class FileStore implements Store {
     const bytes = copyBytes(data); // the caller may reuse its buffer while we wait our turn
     return this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
-      this.materialize(threadId);
+      this.materializeAlone(threadId, await this.appendStateFor(threadId));
       const filesDir = this.filesDir(threadId);
       await mkdir(filesDir, { recursive: true });
       const { hostPath } = await resolveThreadFile(filesDir, threadPath);
@@ -880,7 +942,7 @@ export class FileStore implements Store {
     const incoming = validateVariables(threadId, values);
     await this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
-      this.materialize(threadId);
+      this.materializeAlone(threadId, await this.appendStateFor(threadId));
       const existing = await this.readVariables(threadId);
       const key = incoming.some((v) => v.secret) ? await this.key() : undefined;
       const stored = incoming.map((v): StoredVariable => {
@@ -890,6 +952,7 @@ export class FileStore implements Store {
         return { ...base, secret: true, encrypted: encryptSecret(key as Buffer, v.value, FileStore.aad(threadId, v.name)) };
       });
       const merged = mergeByName(existing, stored);
+      await mkdir(this.threadDir(threadId), { recursive: true });
       await writeJsonAtomic(this.variablesFile(threadId), { version: FILE_STORE_FORMAT_VERSION, variables: merged });
       this.rememberVariables(threadId, merged, fileStamp(this.variablesFile(threadId)));
     });
@@ -955,15 +1018,25 @@ function fileSize(file: string): number {
   }
 }
 
-function isMessageOp(value: unknown): value is MessageOp {
+function isThreadSet(value: unknown): value is ThreadSet {
+  return (
+    isPlainObject(value) &&
+    typeof value.updatedAt === 'string' &&
+    isThreadStatus(value.status) &&
+    (value.meta === undefined || isPlainObject(value.meta))
+  );
+}
+
+function isLogOp(value: unknown): value is LogOp {
   if (!isPlainObject(value) || 'seq' in value || 'role' in value) return false;
   if (value.op === 'update') return typeof value.id === 'string' && isPlainObject(value.patch);
   if (value.op === 'delete') return Array.isArray(value.ids) && value.ids.every((id) => typeof id === 'string');
+  if (value.op === 'thread') return isThreadSet(value.set);
   return false;
 }
 
-/** A line of messages.jsonl as a message or an operation; `undefined` when it is neither. */
-function parseLine(line: string): MessageLine | undefined {
+/** A line of the log (after the first) as a message or an operation; `undefined` when it is neither. */
+function parseLine(line: string): LogLine | undefined {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -971,8 +1044,70 @@ function parseLine(line: string): MessageLine | undefined {
     return undefined;
   }
   if (isStoredMessage(value)) return { message: value };
-  if (isMessageOp(value)) return { op: value };
+  if (isLogOp(value)) return { op: value };
   return undefined;
+}
+
+/** The thread record of a log's first line, whose `version` is checked like every file's. */
+function parseHeader(line: string, file: string): ThreadRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    throw new AgentportError('CORRUPT_DATA', `${file} does not start with a valid thread record`, undefined, { cause: err });
+  }
+  if (!isPlainObject(value)) throw new AgentportError('CORRUPT_DATA', `${file} does not start with a valid thread record`);
+  checkVersion(value, file);
+  if (!isThreadRecord(value.thread)) throw new AgentportError('CORRUPT_DATA', `${file} does not start with a valid thread record`);
+  return value.thread;
+}
+
+/** Whether a log holds its first line whole: an interrupted creation leaves none. */
+function hasHeader(file: string): boolean {
+  try {
+    return readFileSync(file).includes(0x0a);
+  } catch {
+    return false;
+  }
+}
+
+/** See FileStore.migrate. */
+async function migrateThread(folder: string, logFile: string, id: string): Promise<boolean> {
+  const recordFile = path.join(folder, 'thread.json');
+  const value = await readJson(recordFile);
+  if (value === undefined) return false;
+  const { version: _version, ...record } = value;
+  if (!isThreadRecord(record) || record.id !== id) {
+    throw new AgentportError('CORRUPT_DATA', `${recordFile} does not hold a valid record for thread ${id}`);
+  }
+  const messagesFile = path.join(folder, 'messages.jsonl');
+  let lines = await readFile(messagesFile).catch((err: unknown) => {
+    if (errnoCode(err) === 'ENOENT') return Buffer.alloc(0);
+    throw err;
+  });
+  // A torn last line stays behind (it was never reported written); a whole record cut before its newline gets one.
+  const complete = lines.lastIndexOf(0x0a) + 1;
+  if (complete < lines.length) {
+    const last = lines.subarray(complete);
+    lines = Buffer.concat([
+      lines.subarray(0, complete),
+      parseLine(last.toString('utf8')) ? Buffer.concat([last, Buffer.from('\n')]) : Buffer.alloc(0),
+    ]);
+  }
+  const header = JSON.stringify({ version: FILE_STORE_FORMAT_VERSION, thread: record }) + '\n';
+  const tmp = path.join(path.dirname(logFile), `.agentport-tmp-${randomUUID()}`);
+  try {
+    await writeFile(tmp, Buffer.concat([Buffer.from(header, 'utf8'), lines]), { flush: true });
+    await rename(tmp, logFile);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await unlink(messagesFile).catch(() => undefined);
+  await unlink(recordFile);
+  // The folder stays when the thread has files or variables.
+  await rmdir(folder).catch(() => undefined);
+  return true;
 }
 
 /**

@@ -64,6 +64,11 @@ export class KeyedQueue {
 const ROLES: ReadonlySet<string> = new Set<Role>(['system', 'user', 'assistant', 'tool']);
 const STATUSES: ReadonlySet<string> = new Set<ThreadStatus>(['idle', 'running', 'completed', 'failed', 'cancelled', 'interrupted']);
 
+/** Whether a value is one of the thread statuses. */
+export function isThreadStatus(value: unknown): value is ThreadStatus {
+  return typeof value === 'string' && STATUSES.has(value);
+}
+
 /** Current time as ISO 8601. */
 function now(): string {
   return new Date().toISOString();

@@ -202,7 +202,7 @@ describe('agentport pack', () => {
     const result = await client.callTool({ name: 'summarize', arguments: { message: 'A long text.' } });
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     const threadId = (result.structuredContent as { thread_id: string }).thread_id;
-    expect(existsSync(path.join(dataDir, 'threads', threadId, 'thread.json'))).toBe(true);
+    expect(existsSync(path.join(dataDir, 'threads', `${threadId}.jsonl`))).toBe(true);
     expect(existsSync(path.join(dir, '.agentport'))).toBe(false);
     expect(existsSync(path.join(home, '.agentport'))).toBe(false);
   }, 60_000);

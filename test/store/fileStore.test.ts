@@ -26,6 +26,16 @@ describeStoreContract('FileStore', async () => {
   return { store: new FileStore({ dir }), cleanup: () => rm(dir, { recursive: true, force: true }) };
 });
 
+/** A thread's log: its record on the first line, then its messages and operations. */
+function logOf(dir: string, id: string): string {
+  return path.join(dir, 'threads', `${id}.jsonl`);
+}
+
+/** The lines of a log after its first (the thread record). */
+function recordLines(text: string): string[] {
+  return text.split('\n').slice(1).filter(Boolean);
+}
+
 /** Every regular file under `dir`, without following symlinks. */
 async function allFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -96,21 +106,25 @@ describe('FileStore on disk', () => {
     expect((await second.appendMessage(t.id, { role: 'user', content: 'again' })).seq).toBe(3);
   });
 
-  it('lays the thread out as thread.json, messages.jsonl, files/ and variables.json with format versions', async () => {
+  it('lays the thread out as one log, plus files/, files.json and variables.json once it has them, with format versions', async () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });
     await store.appendMessage(t.id, { role: 'user', content: 'x' });
+    // One file for a thread with messages only.
+    expect(await allFiles(dir)).toEqual([logOf(dir, t.id)]);
     await store.writeFile(t.id, '/attachments/chart.png', new Uint8Array([1, 2]), { mimeType: 'image/png' });
     await store.setVariables(t.id, [{ name: 'v', value: '1', secret: false }]);
+    await store.updateThread(t.id, { status: 'running', meta: { a: 1 } });
     const threadDir = path.join(dir, 'threads', t.id);
-    const thread = JSON.parse(await readFile(path.join(threadDir, 'thread.json'), 'utf8'));
-    expect(thread).toMatchObject({ version: FILE_STORE_FORMAT_VERSION, id: t.id, prompt: 'p', status: 'idle' });
+    const lines = (await readFile(logOf(dir, t.id), 'utf8')).split('\n');
+    expect(lines).toHaveLength(4);
+    expect(JSON.parse(lines[0]!)).toEqual({ version: FILE_STORE_FORMAT_VERSION, thread: t });
+    expect(JSON.parse(lines[1]!)).toMatchObject({ seq: 1, content: 'x' });
+    expect(JSON.parse(lines[2]!)).toMatchObject({ op: 'thread', set: { status: 'running', meta: { a: 1 } } });
     const vars = JSON.parse(await readFile(path.join(threadDir, 'variables.json'), 'utf8'));
     expect(vars.version).toBe(FILE_STORE_FORMAT_VERSION);
-    const lines = (await readFile(path.join(threadDir, 'messages.jsonl'), 'utf8')).split('\n');
-    expect(lines).toHaveLength(2);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ seq: 1, content: 'x' });
     expect([...(await readFile(path.join(threadDir, 'files', 'attachments', 'chart.png')))]).toEqual([1, 2]);
+    expect(await new FileStore({ dir }).getThread(t.id)).toMatchObject({ status: 'running', meta: { a: 1 } });
     // Atomic writes leave no temp files behind.
     expect((await allFiles(dir)).filter((f) => f.includes('agentport-tmp'))).toEqual([]);
   });
@@ -119,10 +133,10 @@ describe('FileStore on disk', () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });
     await store.appendMessage(t.id, { role: 'user', content: 'x' });
-    const file = path.join(dir, 'threads', t.id, 'thread.json');
-    const record = JSON.parse(await readFile(file, 'utf8'));
-    await writeFile(file, JSON.stringify({ ...record, version: FILE_STORE_FORMAT_VERSION + 1 }));
-    await expectStoreError(new FileStore({ dir }).getThread(t.id), 'UNSUPPORTED_VERSION', 'thread.json');
+    const file = logOf(dir, t.id);
+    const [header, ...rest] = (await readFile(file, 'utf8')).split('\n');
+    await writeFile(file, [JSON.stringify({ ...JSON.parse(header!), version: FILE_STORE_FORMAT_VERSION + 1 }), ...rest].join('\n'));
+    await expectStoreError(new FileStore({ dir }).getThread(t.id), 'UNSUPPORTED_VERSION', `${t.id}.jsonl`);
   });
 
   it('ignores a torn last line (an interrupted write) and loses nothing before it', async () => {
@@ -130,7 +144,7 @@ describe('FileStore on disk', () => {
     const t = await first.createThread({ prompt: 'p' });
     for (const content of ['a', 'b', 'c']) await first.appendMessage(t.id, { role: 'user', content });
     await first.close();
-    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const file = logOf(dir, t.id);
     await appendFile(file, '{"id":"x","threadId":"' + t.id + '","seq":4,"role":"us');
 
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
@@ -145,7 +159,7 @@ describe('FileStore on disk', () => {
       [4, 'd'],
     ]);
     // The fragment was cut off, so every line on disk is whole again.
-    const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+    const lines = recordLines(await readFile(file, 'utf8'));
     expect(lines.map((l) => JSON.parse(l).content)).toEqual(['a', 'b', 'c', 'd']);
     expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('incomplete last line');
   });
@@ -155,7 +169,7 @@ describe('FileStore on disk', () => {
     const t = await first.createThread({ prompt: 'p' });
     await first.appendMessage(t.id, { role: 'user', content: 'a' });
     await first.appendMessage(t.id, { role: 'user', content: 'b' });
-    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const file = logOf(dir, t.id);
     const text = await readFile(file, 'utf8');
     await writeFile(file, text.slice(0, -1));
 
@@ -169,27 +183,27 @@ describe('FileStore on disk', () => {
     const first = new FileStore({ dir });
     const t = await first.createThread({ prompt: 'p' });
     for (const content of ['a', 'b', 'c']) await first.appendMessage(t.id, { role: 'user', content });
-    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const file = logOf(dir, t.id);
     const lines = (await readFile(file, 'utf8')).split('\n');
-    lines[1] = '{garbage';
+    lines[2] = '{garbage';
     await writeFile(file, lines.join('\n'));
 
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const stdout = vi.spyOn(process.stdout, 'write');
     const second = new FileStore({ dir });
     expect((await second.listMessages(t.id)).map((m) => m.content)).toEqual(['a', 'c']);
-    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('corrupt line 2');
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('corrupt line 3');
     expect(stdout).not.toHaveBeenCalled();
     expect((await second.appendMessage(t.id, { role: 'user', content: 'd' })).seq).toBe(4);
   });
 
-  it('keeps updates and deletions across a new instance, as records appended to messages.jsonl', async () => {
+  it('keeps updates and deletions across a new instance, as records appended to the log', async () => {
     const first = new FileStore({ dir });
     const t = await first.createThread({ prompt: 'p' });
     const a = await first.appendMessage(t.id, { role: 'user', content: 'a', meta: { x: 1 } });
     const b = await first.appendMessage(t.id, { role: 'assistant', content: 'b' });
     const c = await first.appendMessage(t.id, { role: 'user', content: 'c' });
-    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const file = logOf(dir, t.id);
     const before = await readFile(file, 'utf8');
     const updated = await first.updateMessage(t.id, a.id, { content: 'a2', meta: { y: 2 }, reasoning: 'r' });
     await first.deleteMessages(t.id, [c.id]);
@@ -226,7 +240,7 @@ describe('FileStore on disk', () => {
     const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
     const b = await first.appendMessage(t.id, { role: 'user', content: 'b' });
     await first.close();
-    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const file = logOf(dir, t.id);
     const intact = await readFile(file, 'utf8');
 
     for (const fragment of [`{"op":"delete","ids":["${b.id}"`, `{"op":"update","id":"${a.id}","patch":{"content":"gone`]) {
@@ -239,7 +253,7 @@ describe('FileStore on disk', () => {
     const second = new FileStore({ dir });
     await second.deleteMessages(t.id, [a.id]);
     expect(await second.listMessages(t.id)).toEqual([b]);
-    const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+    const lines = recordLines(await readFile(file, 'utf8'));
     expect(lines.map((l) => JSON.parse(l))).toEqual([a, b, { op: 'delete', ids: [a.id] }]);
     expect((await second.appendMessage(t.id, { role: 'user', content: 'c' })).seq).toBe(3);
   });
@@ -249,7 +263,7 @@ describe('FileStore on disk', () => {
     const t = await first.createThread({ prompt: 'p' });
     const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
     await first.updateMessage(t.id, a.id, { content: 'a2' });
-    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const file = logOf(dir, t.id);
     await writeFile(file, (await readFile(file, 'utf8')).slice(0, -1));
 
     const second = new FileStore({ dir });
@@ -270,11 +284,11 @@ describe('FileStore on disk', () => {
     const first = new FileStore({ dir });
     const t = await first.createThread({ prompt: 'p' });
     const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
-    const file = path.join(dir, 'threads', t.id, 'messages.jsonl');
+    const file = logOf(dir, t.id);
     await appendFile(file, JSON.stringify({ op: 'truncate', ids: [a.id] }) + '\n');
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     expect(await new FileStore({ dir }).listMessages(t.id)).toEqual([a]);
-    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('corrupt line 2');
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('corrupt line 3');
   });
 
   it('deleteFile removes the bytes and the directories left empty, and updates files.json', async () => {
@@ -311,7 +325,7 @@ describe('FileStore on disk', () => {
     const n = 200;
     await Promise.all(Array.from({ length: n }, (_, i) => store.appendMessage(t.id, { role: 'user', content: String(i) })));
     await store.close();
-    const lines = (await readFile(path.join(dir, 'threads', t.id, 'messages.jsonl'), 'utf8')).split('\n').filter(Boolean);
+    const lines = recordLines(await readFile(logOf(dir, t.id), 'utf8'));
     expect(lines.map((l) => JSON.parse(l).seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     const contents = new Set((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.content));
     expect(contents.size).toBe(n);
@@ -486,7 +500,7 @@ describe('FileStore on disk', () => {
     expect((await store.appendMessage(t.id, { role: 'user', content: 'x' })).seq).toBe(1);
   });
 
-  it('[ST-1] writes nothing for a thread until it has something to keep, then its folder and thread.json once', async () => {
+  it('[ST-1] writes nothing for a thread until it has something to keep, then one file, its log', async () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p', meta: { a: 1 } });
     expect(await allFiles(dir)).toEqual([]);
@@ -508,7 +522,7 @@ describe('FileStore on disk', () => {
     // Written with the append (the page cache), before any fsync: another process reads it.
     expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);
     await store.close();
-    const lines = (await readFile(path.join(dir, 'threads', t.id, 'messages.jsonl'), 'utf8')).trim().split('\n');
+    const lines = recordLines(await readFile(logOf(dir, t.id), 'utf8'));
     expect(lines).toHaveLength(5);
   });
 
@@ -528,6 +542,79 @@ describe('FileStore on disk', () => {
     const after = await store.listMessages(t.id);
     expect(after.at(-1)).toMatchObject({ seq: 51, content: 'from the other process' });
     expect((await store.appendMessage(t.id, { role: 'user', content: 'next' })).seq).toBe(52);
+    await release();
+    await Promise.all([store.close(), other.close()]);
+  });
+
+  it('moves a thread of the first format (thread.json + messages.jsonl) to its log when first read, losing nothing', async () => {
+    const id = 'legacy-thread';
+    const folder = path.join(dir, 'threads', id);
+    await mkdir(path.join(folder, 'files', 'attachments'), { recursive: true });
+    const record = { id, prompt: 'p', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-02T00:00:00.000Z', status: 'idle' };
+    await writeFile(path.join(folder, 'thread.json'), JSON.stringify({ version: 1, ...record }));
+    const message = (seq: number, content: string) =>
+      JSON.stringify({ id: `m${seq}`, threadId: id, seq, role: 'user', content, createdAt: '2026-01-01T00:00:00.000Z' });
+    // Two messages, an edit, and the torn start of a third that a killed process left.
+    await writeFile(
+      path.join(folder, 'messages.jsonl'),
+      [message(1, 'a'), message(2, 'b'), JSON.stringify({ op: 'update', id: 'm1', patch: { content: 'a2' } }), '{"id":"m3","thr'].join(
+        '\n',
+      ),
+    );
+    await writeFile(
+      path.join(folder, 'variables.json'),
+      JSON.stringify({ version: 1, variables: [{ name: 'v', secret: false, value: '1' }] }),
+    );
+    await writeFile(path.join(folder, 'files', 'attachments', 'x.txt'), 'x');
+    await writeFile(
+      path.join(folder, 'files.json'),
+      JSON.stringify({ version: 1, files: { '/attachments/x.txt': { path: '/attachments/x.txt', mimeType: 'text/plain', size: 1 } } }),
+    );
+
+    const store = new FileStore({ dir });
+    expect((await store.listThreads()).map((t) => t.id)).toEqual([id]);
+    expect(await store.getThread(id)).toEqual(record);
+    expect((await store.listMessages(id)).map((m) => [m.seq, m.content])).toEqual([
+      [1, 'a2'],
+      [2, 'b'],
+    ]);
+    expect(await store.getVariables(id)).toEqual([{ name: 'v', value: '1', secret: false }]);
+    expect(new TextDecoder().decode((await store.readFile(id, '/attachments/x.txt'))!.data)).toBe('x');
+    expect((await store.appendMessage(id, { role: 'user', content: 'c' })).seq).toBe(3);
+    // The log replaced the two files; what else the folder held stays.
+    expect((await readdir(folder)).sort()).toEqual(['files', 'files.json', 'variables.json']);
+    expect(JSON.parse((await readFile(logOf(dir, id), 'utf8')).split('\n')[0]!)).toEqual({
+      version: FILE_STORE_FORMAT_VERSION,
+      thread: record,
+    });
+    expect((await new FileStore({ dir }).listMessages(id)).map((m) => m.content)).toEqual(['a2', 'b', 'c']);
+    await store.close();
+  });
+
+  it('[ST-2] treats a log cut off in its first line (an interrupted creation) as no thread, and creates it afresh', async () => {
+    await mkdir(path.join(dir, 'threads'), { recursive: true });
+    await writeFile(logOf(dir, 'half-made'), '{"version":2,"thread":{"id":"half-m');
+    const store = new FileStore({ dir });
+    expect(await store.getThread('half-made')).toBeUndefined();
+    expect(await store.listThreads()).toEqual([]);
+    const t = await store.createThread({ id: 'half-made', prompt: 'p' });
+    expect((await store.appendMessage(t.id, { role: 'user', content: 'x' })).seq).toBe(1);
+    expect(await new FileStore({ dir }).getThread('half-made')).toEqual(t);
+    // A whole one is another thread's.
+    await expectStoreError(new FileStore({ dir }).createThread({ id: 'half-made', prompt: 'p' }), 'THREAD_EXISTS');
+    await store.close();
+  });
+
+  it('sees a status another process appended once it takes the lock', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(t.id, { role: 'user', content: 'x' });
+    const other = new FileStore({ dir });
+    const releaseOther = await other.lockThread(t.id, 0);
+    await other.updateThread(t.id, { status: 'interrupted' });
+    await releaseOther();
+    const release = await store.lockThread(t.id, 1000);
+    expect((await store.getThread(t.id))?.status).toBe('interrupted');
     await release();
     await Promise.all([store.close(), other.close()]);
   });
