@@ -45,7 +45,19 @@
  * cached state of a thread is checked against the log's size when the lock is taken.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, fsync, mkdirSync, openSync, readFileSync, statSync, writeSync, type Dirent } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  fsync,
+  mkdirSync,
+  open,
+  openSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  type Dirent,
+} from 'node:fs';
 import { mkdir, readdir, readFile, rename, rmdir, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
@@ -93,6 +105,8 @@ const FSYNC_WITHIN_MS = 10;
 const MAX_OPEN_FILES = 64;
 /** Parsed messages kept in memory, all threads together (approximate bytes of their lines). */
 const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
+/** Empty logs kept ready for new threads (see FileStore.makeSpares). */
+const SPARE_LOGS = 2;
 /** Thread records kept in memory beyond the ones not yet written. */
 const THREAD_CACHE_SIZE = 10_000;
 
@@ -151,6 +165,13 @@ type ThreadSet = Pick<ThreadRecord, 'status' | 'updatedAt'> & { meta?: Record<st
 
 /** Every kind of operation line. */
 type LogOp = MessageOp | { op: 'thread'; set: ThreadSet };
+
+/** An empty log made ahead for a thread to come, open for appending. */
+interface Spare {
+  id: string;
+  file: string;
+  fd: number;
+}
 
 /** A parsed line of the log after its first. */
 type LogLine = { message: StoredMessage } | { op: LogOp };
@@ -298,6 +319,12 @@ export class FileStore implements Store {
   private readonly warned = new Set<string>();
   // Saves a mkdir per thread creation once the threads folder is known to exist.
   private threadsDirReady = false;
+  /** Empty logs, open, made ahead under the ids of threads to come (see makeSpares). */
+  private readonly spares: Spare[] = [];
+  private sparesPending = 0;
+  /** The spare logs of threads created here that have nothing on disk yet. */
+  private readonly reserved = new Map<string, Spare>();
+  private closed = false;
 
   /**
    * @param options `dir` (default `.agentport`) and an optional `secretKey`.
@@ -393,7 +420,7 @@ export class FileStore implements Store {
     }
     let fd: number;
     try {
-      fd = openSync(this.logFile(id), 'ax');
+      fd = this.takeReserved(id) ?? openSync(this.logFile(id), 'ax');
     } catch (err) {
       if (errnoCode(err) === 'ENOENT') {
         // The threads folder was removed behind our back.
@@ -410,7 +437,38 @@ export class FileStore implements Store {
     }
     this.adoptFile(id, fd);
     this.unwritten.delete(id);
+    this.makeSpares();
     return JSON.stringify({ version: FILE_STORE_FORMAT_VERSION, thread: record }) + '\n';
+  }
+
+  /**
+   * Creates empty logs in the thread pool, off the reply path, up to {@link SPARE_LOGS}: a new
+   * thread without a given id takes one with its id, so its first write creates no file (which
+   * can cost half a millisecond) and is one append. An empty log is no thread to any reader, so
+   * the few a killed process leaves behind are never mistaken for one.
+   */
+  private makeSpares(): void {
+    while (this.threadsDirReady && !this.closed && this.spares.length + this.sparesPending < SPARE_LOGS) {
+      this.sparesPending += 1;
+      const id = randomUUID();
+      const file = this.logFile(id);
+      open(file, 'ax', (err, fd) => {
+        this.sparesPending -= 1;
+        if (err) return; // the folder is gone, say: threads are created directly until it is back
+        if (this.closed) return removeSpare({ id, file, fd });
+        this.spares.push({ id, file, fd });
+      });
+    }
+  }
+
+  /** The descriptor of the spare log a thread took, unless its file went (the folder removed behind our back). */
+  private takeReserved(id: string): number | undefined {
+    const spare = this.reserved.get(id);
+    if (spare === undefined) return undefined;
+    this.reserved.delete(id);
+    if (fstatSync(spare.fd).nlink > 0) return spare.fd;
+    closeSync(spare.fd);
+    return undefined;
   }
 
   /** Makes sure the thread's log exists (for what is kept beside it: files and variables). */
@@ -427,7 +485,18 @@ export class FileStore implements Store {
 
   /** {@inheritDoc Store.createThread} */
   async createThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): Promise<ThreadRecord> {
-    const record = buildThread(init);
+    const spare = init.id === undefined && isPlainObject(init) ? this.spares.pop() : undefined;
+    let record: ThreadRecord;
+    try {
+      record = buildThread(spare ? { ...init, id: spare.id } : init);
+    } catch (err) {
+      if (spare) this.spares.push(spare);
+      throw err;
+    }
+    if (spare) {
+      this.reserved.set(spare.id, spare);
+      this.makeSpares();
+    }
     return this.queue.run(record.id, async () => {
       // A given id may name a thread on disk already; a generated one is new. Nothing is written yet.
       if (this.threads.has(record.id) || (init.id !== undefined && (await this.loadThread(record.id)) !== undefined)) {
@@ -991,11 +1060,24 @@ export class FileStore implements Store {
   /** {@inheritDoc Store.close} */
   async close(): Promise<void> {
     await this.queue.idle();
+    this.closed = true;
+    for (const spare of [...this.spares.splice(0), ...this.reserved.values()]) removeSpare(spare);
+    this.reserved.clear();
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     await this.flushing;
     await this.flush();
     for (const threadId of [...this.openFiles.keys()]) this.closeFile(threadId);
+  }
+}
+
+/** Closes and removes a spare log that was not used. */
+function removeSpare(spare: Spare): void {
+  closeSync(spare.fd);
+  try {
+    unlinkSync(spare.file);
+  } catch {
+    // Already gone: nothing to clean.
   }
 }
 

@@ -1,4 +1,5 @@
 import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -110,8 +111,8 @@ describe('FileStore on disk', () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });
     await store.appendMessage(t.id, { role: 'user', content: 'x' });
-    // One file for a thread with messages only.
-    expect(await allFiles(dir)).toEqual([logOf(dir, t.id)]);
+    // One file for a thread with messages only (beside empty logs made ahead for the next threads).
+    expect((await allFiles(dir)).filter((f) => statSync(f).size > 0)).toEqual([logOf(dir, t.id)]);
     await store.writeFile(t.id, '/attachments/chart.png', new Uint8Array([1, 2]), { mimeType: 'image/png' });
     await store.setVariables(t.id, [{ name: 'v', value: '1', secret: false }]);
     await store.updateThread(t.id, { status: 'running', meta: { a: 1 } });
@@ -125,8 +126,40 @@ describe('FileStore on disk', () => {
     expect(vars.version).toBe(FILE_STORE_FORMAT_VERSION);
     expect([...(await readFile(path.join(threadDir, 'files', 'attachments', 'chart.png')))]).toEqual([1, 2]);
     expect(await new FileStore({ dir }).getThread(t.id)).toMatchObject({ status: 'running', meta: { a: 1 } });
-    // Atomic writes leave no temp files behind.
-    expect((await allFiles(dir)).filter((f) => f.includes('agentport-tmp'))).toEqual([]);
+    // Atomic writes leave no temp files behind, and close removes the logs made ahead.
+    await store.close();
+    expect((await allFiles(dir)).filter((f) => f.includes('agentport-tmp') || statSync(f).size === 0)).toEqual([]);
+  });
+
+  it('[ST-2] gives a new thread a log made ahead (empty, so no thread to any reader), and refuses a taken id all the same', async () => {
+    const store = new FileStore({ dir });
+    const logs = async () => (await readdir(path.join(dir, 'threads'))).filter((f) => f.endsWith('.jsonl')).sort();
+    const threads = [];
+    for (let i = 0; i < 5; i++) {
+      const t = await store.createThread({ prompt: 'p' });
+      await store.appendMessage(t.id, { role: 'user', content: String(i) });
+      threads.push(t);
+    }
+    // The next two threads' logs are ready, empty; no reader takes them for threads.
+    await vi.waitFor(async () => expect(await logs()).toHaveLength(7));
+    const ids = threads.map((t) => t.id).sort();
+    expect((await new FileStore({ dir }).listThreads()).map((t) => t.id).sort()).toEqual(ids);
+    for (const [i, t] of threads.entries()) {
+      expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.content)).toEqual([String(i)]);
+    }
+    const spare = (await logs()).find((f) => !ids.includes(f.replace('.jsonl', '')))!;
+    expect(await new FileStore({ dir }).getThread(spare.replace('.jsonl', ''))).toBeUndefined();
+    // A given id that is taken on disk is still refused.
+    const other = new FileStore({ dir });
+    const taken = await other.createThread({ id: 'taken', prompt: 'p' });
+    const clash = await store.createThread({ id: 'taken', prompt: 'p' });
+    await other.appendMessage(taken.id, { role: 'user', content: 'first' });
+    await expectStoreError(store.appendMessage(clash.id, { role: 'user', content: 'second' }), 'THREAD_EXISTS');
+    expect((await new FileStore({ dir }).listMessages('taken')).map((m) => m.content)).toEqual(['first']);
+    // Closing removes the logs made ahead, and those of threads created but never written.
+    await store.createThread({ prompt: 'never written' });
+    await Promise.all([store.close(), other.close()]);
+    expect(await logs()).toEqual([...ids, 'taken'].map((id) => `${id}.jsonl`).sort());
   });
 
   it('refuses files written by a newer format version', async () => {
