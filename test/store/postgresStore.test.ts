@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
 import { describeStoreContract, expectStoreError } from './contract.js';
 import { databaseUrl, postgresReachable } from '../support/postgres.js';
@@ -56,11 +56,31 @@ describe.runIf(reachable)('PostgresStore', () => {
     it('[ST-4] keeps seq unique and gapless when several instances append to one thread at once', async () => {
       const [a, b, c] = stores as [PostgresStore, PostgresStore, PostgresStore];
       const thread = await a.createThread({ prompt: 'p' });
+      // A thread reaches other instances once it has something to keep (its id with a call's result).
+      await a.appendMessage(thread.id, { role: 'user', content: 'first' });
       await Promise.all(
         Array.from({ length: 60 }, (_, i) => [a, b, c][i % 3]!.appendMessage(thread.id, { role: 'user', content: `m${i}` })),
       );
       const seqs = (await b.listMessages(thread.id)).map((m) => m.seq);
-      expect(seqs).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+      expect(seqs).toEqual(Array.from({ length: 61 }, (_, i) => i + 1));
+    });
+
+    it('[ST-1] writes a new thread with its first message, in one statement; until then only its instance knows it', async () => {
+      const [a, b] = stores as [PostgresStore, PostgresStore];
+      const thread = await a.createThread({ prompt: 'p', meta: { k: 1 } });
+      expect(await a.getThread(thread.id)).toEqual(thread);
+      expect((await a.listThreads()).map((t) => t.id)).toContain(thread.id);
+      expect(await a.listMessages(thread.id)).toEqual([]);
+      expect(await b.getThread(thread.id)).toBeUndefined();
+      // Counts what the store sends (the spy calls through).
+      const spy = vi.spyOn((a as unknown as { pool: pg.Pool }).pool, 'query');
+      const first = await a.appendMessage(thread.id, { role: 'user', content: 'hello' });
+      expect(spy).toHaveBeenCalledTimes(1);
+      spy.mockRestore();
+      expect(first.seq).toBe(1);
+      expect(await b.getThread(thread.id)).toEqual(thread);
+      expect((await b.listMessages(thread.id)).map((m) => m.content)).toEqual(['hello']);
+      expect((await b.appendMessage(thread.id, { role: 'assistant', content: 'hi' })).seq).toBe(2);
     });
 
     it('[ST-4] one instance sees what another wrote, secrets included, and only ciphertext is stored', async () => {

@@ -11,6 +11,11 @@
  *
  * Tables live in one schema (default `agentport`), created and migrated at
  * start (see migrations.ts).
+ *
+ * A thread created without a given id is written with its first message (or
+ * other write), in the same statement: a one-step run costs two round trips,
+ * not three. Until then it exists in the process that created it only, as
+ * in the file store.
  */
 import pg from 'pg';
 import { AgentportError } from '../../errors.js';
@@ -20,6 +25,7 @@ import {
   buildMessage,
   buildThread,
   copyBytes,
+  jsonCopy,
   KeyedQueue,
   messageNotFound,
   patchThread,
@@ -71,6 +77,8 @@ export class PostgresStore implements Store {
   /** Connections holding thread locks, dropped (and their locks with them) on close. */
   private readonly heldLocks = new Set<pg.PoolClient>();
   private keyPromise: Promise<Buffer> | undefined;
+  /** Threads created here that are not in the database yet (see the class comment). */
+  private readonly unwritten = new Map<string, ThreadRecord>();
 
   constructor(private readonly options: PostgresStoreOptions) {
     const schema = options.schema ?? 'agentport';
@@ -116,9 +124,7 @@ export class PostgresStore implements Store {
   }
 
   /** Runs `work` in a transaction on one connection. */
-  private async transaction<T>(
-    work: (run: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>) => Promise<T>,
-  ): Promise<T> {
+  private async transaction<T>(work: (run: Run) => Promise<T>): Promise<T> {
     await this.open();
     const client = await this.pool.connect();
     try {
@@ -153,6 +159,11 @@ export class PostgresStore implements Store {
   /** {@inheritDoc Store.createThread} */
   async createThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): Promise<ThreadRecord> {
     const record = buildThread(init);
+    if (init.id === undefined) {
+      // A generated id is unused: nothing to check, so nothing to send until the thread has something to keep.
+      this.unwritten.set(record.id, record);
+      return jsonCopy(record, 'thread');
+    }
     const { rowCount } = await this.query(
       'INSERT INTO $schema.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING',
       [record.id, JSON.stringify(record), record.status, record.createdAt],
@@ -161,9 +172,23 @@ export class PostgresStore implements Store {
     return record;
   }
 
+  /** Writes a thread created here to the database, with `record` (inside the thread's queue). */
+  private async materialize(id: string, record = this.unwritten.get(id)): Promise<void> {
+    if (record === undefined || !this.unwritten.has(id)) return;
+    await this.query('INSERT INTO $schema.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4)', [
+      id,
+      JSON.stringify(record),
+      record.status,
+      record.createdAt,
+    ]);
+    this.unwritten.delete(id);
+  }
+
   /** {@inheritDoc Store.getThread} */
   async getThread(id: string): Promise<ThreadRecord | undefined> {
     if (!isValidThreadId(id)) return undefined;
+    const pending = this.unwritten.get(id);
+    if (pending) return jsonCopy(pending, 'thread');
     const { rows } = await this.query<{ record: string }>('SELECT record FROM $schema.threads WHERE id = $1', [id]);
     return rows[0] ? parse<ThreadRecord>(rows[0].record, `thread ${id}`) : undefined;
   }
@@ -171,21 +196,30 @@ export class PostgresStore implements Store {
   /** {@inheritDoc Store.updateThread} */
   async updateThread(id: string, patch: Partial<Pick<ThreadRecord, 'status' | 'meta'>>): Promise<ThreadRecord> {
     assertValidThreadId(id);
-    return this.transaction(async (run) => {
-      const { rows } = await run<{ record: string }>('SELECT record FROM $schema.threads WHERE id = $1 FOR UPDATE', [id]);
-      if (!rows[0]) throw threadNotFound(id);
-      const next = patchThread(parse<ThreadRecord>(rows[0].record, `thread ${id}`), patch);
-      await run('UPDATE $schema.threads SET record = $2, status = $3 WHERE id = $1', [id, JSON.stringify(next), next.status]);
-      return next;
+    return this.queue.run(id, async () => {
+      const pending = this.unwritten.get(id);
+      if (pending) {
+        const next = patchThread(pending, patch);
+        await this.materialize(id, next);
+        return next;
+      }
+      return this.transaction(async (run) => {
+        const { rows } = await run<{ record: string }>('SELECT record FROM $schema.threads WHERE id = $1 FOR UPDATE', [id]);
+        if (!rows[0]) throw threadNotFound(id);
+        const next = patchThread(parse<ThreadRecord>(rows[0].record, `thread ${id}`), patch);
+        await run('UPDATE $schema.threads SET record = $2, status = $3 WHERE id = $1', [id, JSON.stringify(next), next.status]);
+        return next;
+      });
     });
   }
 
   /** {@inheritDoc Store.listThreads} */
   async listThreads(): Promise<ThreadRecord[]> {
     const { rows } = await this.query<{ id: string; record: string }>('SELECT id, record FROM $schema.threads');
-    return rows
-      .map((row) => parse<ThreadRecord>(row.record, `thread ${row.id}`))
-      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return [
+      ...rows.map((row) => parse<ThreadRecord>(row.record, `thread ${row.id}`)),
+      ...[...this.unwritten.values()].map((r) => jsonCopy(r, 'thread')),
+    ].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** {@inheritDoc Store.appendMessage} The seq comes from the thread's row, locked for the statement. */
@@ -194,13 +228,24 @@ export class PostgresStore implements Store {
     // Validated (and the id chosen) before the round trip; the seq is filled in from the database.
     const draft = buildMessage(threadId, 1, message);
     const { seq: _seq, threadId: _thread, ...body } = draft;
-    const { rows } = await this.queue.run(threadId, () =>
-      this.query<{ seq: string }>(
-        `WITH next AS (UPDATE $schema.threads SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
-         INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM next RETURNING seq`,
-        [threadId, draft.id, JSON.stringify(body)],
-      ),
-    );
+    const { rows } = await this.queue.run(threadId, async () => {
+      const pending = this.unwritten.get(threadId);
+      if (pending === undefined) {
+        return this.query<{ seq: string }>(
+          `WITH next AS (UPDATE $schema.threads SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
+           INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM next RETURNING seq`,
+          [threadId, draft.id, JSON.stringify(body)],
+        );
+      }
+      // The thread and its first message in one statement.
+      const result = await this.query<{ seq: string }>(
+        `WITH thread AS (INSERT INTO $schema.threads (id, record, status, created_at, last_seq) VALUES ($1, $4, $5, $6, 1) RETURNING last_seq)
+         INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM thread RETURNING seq`,
+        [threadId, draft.id, JSON.stringify(body), JSON.stringify(pending), pending.status, pending.createdAt],
+      );
+      this.unwritten.delete(threadId);
+      return result;
+    });
     if (!rows[0]) throw threadNotFound(threadId);
     return { ...draft, seq: Number(rows[0].seq) };
   }
@@ -209,6 +254,7 @@ export class PostgresStore implements Store {
   async listMessages(threadId: string): Promise<StoredMessage[]> {
     assertValidThreadId(threadId);
     return this.queue.run(threadId, async () => {
+      if (this.unwritten.has(threadId)) return [];
       const { rows } = await this.query<{ seq: string; body: string }>(
         'SELECT seq, body FROM $schema.messages WHERE thread_id = $1 ORDER BY seq',
         [threadId],
@@ -228,6 +274,7 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     const checked = validateMessagePatch(threadId, id, patch);
     return this.queue.run(threadId, async () => {
+      if (this.unwritten.has(threadId)) throw messageNotFound(threadId, id);
       return this.transaction(async (run) => {
         const { rows } = await run<{ seq: string; body: string }>(
           'SELECT seq, body FROM $schema.messages WHERE thread_id = $1 AND id = $2 ORDER BY seq FOR UPDATE',
@@ -253,6 +300,7 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     const doomed = validateMessageIds(threadId, ids);
     return this.queue.run(threadId, async () => {
+      if (this.unwritten.has(threadId)) return;
       await this.requireThread(threadId);
       if (doomed.length > 0) await this.query('DELETE FROM $schema.messages WHERE thread_id = $1 AND id = ANY($2)', [threadId, doomed]);
     });
@@ -270,8 +318,10 @@ export class PostgresStore implements Store {
       );
     }
     const bytes = Buffer.from(copyBytes(data));
-    return this.queue.run(threadId, () =>
-      this.transaction(async (run) => {
+    return this.queue.run(threadId, async () => {
+      // Outside the transaction: a write refused below must not take the thread's creation back with it.
+      await this.materialize(threadId);
+      return this.transaction(async (run) => {
         // The thread's row lock orders writes of one thread (the path check below must see the others).
         const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1 FOR UPDATE', [threadId]);
         if (!rowCount) throw threadNotFound(threadId);
@@ -289,8 +339,8 @@ export class PostgresStore implements Store {
           [threadId, threadPath, JSON.stringify(ref), bytes],
         );
         return { ...ref };
-      }),
-    );
+      });
+    });
   }
 
   /** {@inheritDoc Store.readFile} */
@@ -298,6 +348,7 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     const threadPath = normalizeThreadPath(path);
     return this.queue.run(threadId, async () => {
+      if (this.unwritten.has(threadId)) return undefined;
       const { rows } = await this.query<{ ref: string; data: Buffer }>(
         'SELECT ref, data FROM $schema.files WHERE thread_id = $1 AND path = $2',
         [threadId, threadPath],
@@ -315,6 +366,7 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     const dir = directoryPrefix(prefix);
     return this.queue.run(threadId, async () => {
+      if (this.unwritten.has(threadId)) return [];
       await this.requireThread(threadId);
       const { rows } = await this.query<{ ref: string }>('SELECT ref FROM $schema.files WHERE thread_id = $1', [threadId]);
       return rows
@@ -329,6 +381,7 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     const threadPath = normalizeThreadPath(path);
     return this.queue.run(threadId, async () => {
+      if (this.unwritten.has(threadId)) return false;
       const { rowCount } = await this.query('DELETE FROM $schema.files WHERE thread_id = $1 AND path = $2', [threadId, threadPath]);
       if (!rowCount) await this.requireThread(threadId);
       return Boolean(rowCount);
@@ -345,8 +398,9 @@ export class PostgresStore implements Store {
       if (!v.secret) return { ...base, secret: false, value: v.value };
       return { ...base, secret: true, encrypted: encryptSecret(key!, v.value, PostgresStore.aad(threadId, v.name)) };
     });
-    await this.queue.run(threadId, () =>
-      this.transaction(async (run) => {
+    await this.queue.run(threadId, async () => {
+      await this.materialize(threadId);
+      await this.transaction(async (run) => {
         const { rowCount } = await run('SELECT 1 FROM $schema.threads WHERE id = $1 FOR UPDATE', [threadId]);
         if (!rowCount) throw threadNotFound(threadId);
         for (const entry of entries) {
@@ -358,14 +412,15 @@ export class PostgresStore implements Store {
             [threadId, entry.name, JSON.stringify(entry)],
           );
         }
-      }),
-    );
+      });
+    });
   }
 
   /** {@inheritDoc Store.getVariables} */
   async getVariables(threadId: string): Promise<VariableValue[]> {
     assertValidThreadId(threadId);
     return this.queue.run(threadId, async () => {
+      if (this.unwritten.has(threadId)) return [];
       const { rows } = await this.query<{ name: string; entry: string }>(
         'SELECT name, entry FROM $schema.variables WHERE thread_id = $1 ORDER BY position',
         [threadId],
@@ -435,6 +490,9 @@ export class PostgresStore implements Store {
     await Promise.all([this.pool.end(), this.lockPool.end()]);
   }
 }
+
+/** A query on the pool or inside a transaction. */
+type Run = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
 
 function parse<T>(text: string, what: string): T {
   try {
