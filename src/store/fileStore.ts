@@ -29,8 +29,8 @@
  * past them after a restart.
  *
  * Cost: creating a file is the dear part of a write (on some disks as dear as hundreds of
- * appends), so a thread costs one: its log, created with its first message, variable, file or
- * update, and the record written in the same write as that first line. Appends go through a
+ * appends), so a thread costs one: its log, made ahead of need (see makeSpares), written with
+ * its first message, variable, file or update, the record in the same write as the first line. Appends go through a
  * descriptor kept open (at most {@link MAX_OPEN_FILES}, least recently used closed first) with
  * one synchronous write, so a record costs one system call, not a trip through the thread pool.
  * What a log holds is kept parsed (within a {@link MESSAGE_CACHE_BYTES} budget), so a turn does
@@ -45,20 +45,8 @@
  * cached state of a thread is checked against the log's size when the lock is taken.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  closeSync,
-  fstatSync,
-  fsync,
-  mkdirSync,
-  open,
-  openSync,
-  readFileSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-  type Dirent,
-} from 'node:fs';
-import { mkdir, readdir, readFile, rename, rmdir, truncate, unlink, writeFile } from 'node:fs/promises';
+import { closeSync, fstatSync, fsync, mkdirSync, open, openSync, readSync, statSync, unlinkSync, writeSync, type Dirent } from 'node:fs';
+import { link as linkFile, mkdir, readdir, readFile, rename, rmdir, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
 import {
@@ -101,7 +89,7 @@ const DEFAULT_STORE_DIR = '.agentport';
 
 /** Appended lines are on disk (fsynced) at most this long after the append returned. */
 const FSYNC_WITHIN_MS = 10;
-/** messages.jsonl descriptors kept open; the least recently used is closed beyond this. */
+/** Log descriptors kept open; the least recently used is closed beyond this. */
 const MAX_OPEN_FILES = 64;
 /** Parsed messages kept in memory, all threads together (approximate bytes of their lines). */
 const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
@@ -148,10 +136,12 @@ interface AppendState {
   needsNewline: boolean;
   /** The file's size as this process last left it: another process that appended changed it. */
   bytes: number;
-  /** The file ends with part of a line (an interrupted write), to cut off before the next append. */
-  torn?: boolean;
+  /** The file ends with part of a line (an interrupted write) from here: cut off before the next append. */
+  tornAt?: number;
   /** The file's messages, parsed, while they fit the cache budget. */
   replay?: MessageReplay;
+  /** Bytes this state counts toward the cache budget (see FileStore.cache). */
+  cached: number;
 }
 
 /**
@@ -303,7 +293,7 @@ export class FileStore implements Store {
   /** Threads created here that have nothing on disk yet (see materialize). */
   private readonly unwritten = new Set<string>();
   private readonly appendState = new Map<string, AppendState>();
-  /** Open messages.jsonl descriptors by thread, least recently used first. */
+  /** Open log descriptors by thread, least recently used first. */
   private readonly openFiles = new Map<string, number>();
   /** Descriptors written since their last fsync. */
   private readonly dirty = new Set<number>();
@@ -381,18 +371,22 @@ export class FileStore implements Store {
     return path.join(this.threadsDir, `${id}.jsonl`);
   }
 
-  /** The cached record (not a copy), reading the thread's log the first time. */
+  /**
+   * The cached record (not a copy), reading the thread's log the first time: its first line and
+   * `thread` lines only. Messages are read where a write or read of them needs them, inside the
+   * thread's queue, so a read started here can never stand for the file after a later append.
+   */
   private async loadThread(id: string): Promise<ThreadRecord | undefined> {
     const cached = this.threads.get(id);
     if (cached !== undefined) return cached;
-    const log = await this.readLog(id);
-    if (log === undefined) return undefined;
+    const bytes = await this.logBytes(id);
+    const record = bytes === undefined ? undefined : recordOf(bytes, this.logFile(id), id);
+    if (record === undefined) return undefined;
     // A write that finished while we were reading is newer: keep it.
     const raced = this.threads.get(id);
     if (raced !== undefined) return raced;
-    this.remember(log.record);
-    if (!this.appendState.has(id)) this.adopt(id, log);
-    return log.record;
+    this.remember(record);
+    return record;
   }
 
   /** Caches a record; beyond the cache's size the oldest written ones are dropped (they are on disk). */
@@ -426,7 +420,7 @@ export class FileStore implements Store {
         // The threads folder was removed behind our back.
         mkdirSync(this.threadsDir, { recursive: true, mode: 0o700 });
         fd = openSync(this.logFile(id), 'ax');
-      } else if (errnoCode(err) === 'EEXIST' && !hasHeader(this.logFile(id))) {
+      } else if (errnoCode(err) === 'EEXIST' && isAbandonedCreation(this.logFile(id))) {
         // What an interrupted creation leaves (nothing, or part of the first line) is no thread: start it over.
         fd = openSync(this.logFile(id), 'w');
         closeSync(fd);
@@ -474,7 +468,7 @@ export class FileStore implements Store {
   /** Makes sure the thread's log exists (for what is kept beside it: files and variables). */
   private materializeAlone(id: string, state: AppendState): void {
     const header = this.materialize(id);
-    if (header !== '') this.writeLine(id, state, Buffer.from(header, 'utf8'));
+    if (header !== '') this.writeLine(id, state, Buffer.from(header, 'utf8'), true);
   }
 
   private async requireThread(id: string): Promise<ThreadRecord> {
@@ -505,7 +499,7 @@ export class FileStore implements Store {
       this.unwritten.add(record.id);
       this.remember(record);
       // A new thread has no messages: nothing to read on the first append.
-      this.appendState.set(record.id, { lastSeq: 0, needsNewline: false, bytes: 0, replay: new MessageReplay() });
+      this.fresh(record.id);
       return jsonCopy(record, 'thread');
     });
   }
@@ -523,8 +517,9 @@ export class FileStore implements Store {
     return this.queue.run(id, async () => {
       const next = patchThread(await this.requireThread(id), patch);
       const state = await this.appendStateFor(id);
-      this.threads.set(id, next);
       if (this.unwritten.has(id)) {
+        // The first line holds the record as it is now.
+        this.threads.set(id, next);
         this.materializeAlone(id, state);
       } else {
         const set: ThreadSet = { status: next.status, updatedAt: next.updatedAt };
@@ -584,14 +579,8 @@ export class FileStore implements Store {
    */
   private async readLog(id: string): Promise<ParsedLog | undefined> {
     const file = this.logFile(id);
-    let buf: Buffer;
-    try {
-      buf = await readFile(file);
-    } catch (err) {
-      if (errnoCode(err) !== 'ENOENT') throw err;
-      if (!(await this.migrate(id))) return undefined;
-      buf = await readFile(file);
-    }
+    const buf = await this.logBytes(id);
+    if (buf === undefined) return undefined;
     const headerEnd = buf.indexOf(0x0a);
     if (headerEnd < 0) return undefined;
     const header = parseHeader(buf.subarray(0, headerEnd).toString('utf8'), file);
@@ -600,7 +589,7 @@ export class FileStore implements Store {
     const completeBytes = buf.lastIndexOf(0x0a) + 1;
     const replay = new MessageReplay();
     const take = (line: LogLine) => {
-      if ('op' in line && line.op.op === 'thread') record = { ...record, ...line.op.set };
+      if ('op' in line && isThreadOp(line.op)) record = { ...record, ...line.op.set };
       else replay.add(line as MessageLine);
     };
     const lines = buf
@@ -635,19 +624,55 @@ export class FileStore implements Store {
     return { record, replay, lastSeq: replay.lastSeq, completeBytes, size: buf.length, tail };
   }
 
-  /** Keeps what a read of the log found as the thread's append state. */
+  /** The log's bytes, a thread of the first format migrated first; `undefined` when there is none. */
+  private async logBytes(id: string): Promise<Buffer | undefined> {
+    const file = this.logFile(id);
+    try {
+      return await readFile(file);
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw err;
+    }
+    await this.migrate(id);
+    // Migrated here, by another process just now, or no thread at all.
+    try {
+      return await readFile(file);
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  /** Keeps what a read of the log found as the thread's append state (inside the thread's queue). */
   private adopt(id: string, log: ParsedLog): AppendState {
-    const state: AppendState = { lastSeq: log.lastSeq, needsNewline: log.tail === 'record', bytes: log.size, torn: log.tail === 'torn' };
+    this.dropCached(this.appendState.get(id));
+    const state: AppendState = { lastSeq: log.lastSeq, needsNewline: log.tail === 'record', bytes: log.size, cached: 0 };
+    if (log.tail === 'torn') state.tornAt = log.completeBytes;
     this.appendState.set(id, state);
     this.cache(id, state, log.replay, log.size);
     return state;
   }
 
+  /** A new thread's state: nothing on disk to read. */
+  private fresh(id: string): AppendState {
+    const state: AppendState = { lastSeq: 0, needsNewline: false, bytes: 0, replay: new MessageReplay(), cached: 0 };
+    this.appendState.set(id, state);
+    return state;
+  }
+
+  /** Stops counting a state's parsed messages toward the budget, dropping them. */
+  private dropCached(state: AppendState | undefined): void {
+    if (state === undefined) return;
+    this.cachedBytes -= state.cached;
+    state.cached = 0;
+    state.replay = undefined;
+  }
+
   /**
    * Moves a thread of the first format (`<id>/thread.json` and `<id>/messages.jsonl`) to a log:
-   * written whole to a temporary file, renamed into place, then the old files removed. A crash
-   * in between leaves the old files, or the log (which wins) beside leftovers. Returns false when
-   * there is no such thread.
+   * written whole to a temporary file, linked into place (never over a log another process moved
+   * first, and may have appended to since), then the old files removed. A crash in between leaves
+   * the old files, or the log (which wins) beside leftovers. Returns false when there is no such
+   * thread (or another process moved it just now).
    */
   private migrate(id: string): Promise<boolean> {
     let pending = this.migrations.get(id);
@@ -661,19 +686,18 @@ export class FileStore implements Store {
   /** Where the next append goes, repairing a torn last line first (inside the thread's queue). */
   private async appendStateFor(id: string): Promise<AppendState> {
     let state = this.appendState.get(id);
+    if (state === undefined && this.unwritten.has(id)) state = this.fresh(id);
     if (state === undefined) {
       const log = await this.readLog(id);
       if (log === undefined) throw threadNotFound(id);
       state = this.adopt(id, log);
     }
-    if (state.torn) {
+    if (state.tornAt !== undefined) {
       // Appending after the fragment would glue the next record onto it: cut it off.
-      const log = await this.readLog(id);
-      if (log === undefined) throw threadNotFound(id);
-      await truncate(this.logFile(id), log.completeBytes);
+      await truncate(this.logFile(id), state.tornAt);
       warn(`dropped an incomplete last line of ${this.logFile(id)} (an interrupted write)`);
-      state.torn = false;
-      state.bytes = log.completeBytes;
+      state.bytes = state.tornAt;
+      delete state.tornAt;
     }
     return state;
   }
@@ -682,22 +706,22 @@ export class FileStore implements Store {
   private cache(id: string, state: AppendState, replay: MessageReplay, bytes: number): void {
     if (bytes > MESSAGE_CACHE_BYTES / 4) return;
     state.replay = replay;
+    state.cached = bytes;
     this.cachedBytes += bytes;
     // Most recently used last.
     this.appendState.delete(id);
     this.appendState.set(id, state);
     for (const [other, known] of this.appendState) {
       if (this.cachedBytes <= MESSAGE_CACHE_BYTES) break;
-      if (other === id || !known.replay) continue;
-      known.replay = undefined;
-      this.cachedBytes -= known.bytes;
+      // A thread created here has nothing on disk to read its messages back from.
+      if (other === id || !known.replay || this.unwritten.has(other)) continue;
+      this.dropCached(known);
     }
   }
 
   /** Forgets what is known of a thread's log (another process wrote it, or a write failed). */
   private forget(id: string): void {
-    const known = this.appendState.get(id);
-    if (known?.replay) this.cachedBytes -= known.bytes;
+    this.dropCached(this.appendState.get(id));
     this.appendState.delete(id);
     this.threads.delete(id);
     this.closeFile(id);
@@ -711,8 +735,11 @@ export class FileStore implements Store {
       this.appendState.set(id, state);
       return structuredClone(state.replay.messages());
     }
+    if (this.unwritten.has(id)) return [];
     const log = await this.readLog(id);
     if (log === undefined) throw threadNotFound(id);
+    // Kept for the next read, unless the file is not as this process last left it (the next lock check decides).
+    if (state === undefined || state.bytes === log.size) this.adopt(id, log);
     return log.replay.messages();
   }
 
@@ -762,8 +789,11 @@ export class FileStore implements Store {
     return Promise.all(fds.map((fd) => new Promise<void>((resolve) => fsync(fd, () => resolve())))).then(() => undefined);
   }
 
-  /** One write of whole lines to the log. */
-  private writeLine(threadId: string, state: AppendState, line: Buffer): void {
+  /**
+   * One write of whole lines to the log. `creating`: the lines start with the thread's first line,
+   * and a failed write takes the new file back, leaving the thread as created (nothing on disk).
+   */
+  private writeLine(threadId: string, state: AppendState, line: Buffer, creating = false): void {
     try {
       const fd = this.fileFor(threadId);
       let written = 0;
@@ -771,22 +801,31 @@ export class FileStore implements Store {
       this.dirty.add(fd);
       this.scheduleFlush();
     } catch (err) {
-      // Part of the line may be on disk: re-read (and repair) before the next append.
-      this.forget(threadId);
+      if (creating) {
+        this.closeFile(threadId);
+        unlinkSync(this.logFile(threadId));
+        this.unwritten.add(threadId);
+      } else {
+        // Part of the line may be on disk: re-read (and repair) before the next append.
+        this.forget(threadId);
+      }
       throw err;
     }
     state.bytes += line.length;
+    if (state.replay) {
+      state.cached += line.length;
+      this.cachedBytes += line.length;
+    }
   }
 
   /** Appends one record to the log (a new thread's first line with it); call inside the thread's queue. */
   private async appendLine(threadId: string, state: AppendState, record: StoredMessage | LogOp): Promise<void> {
     const header = this.materialize(threadId);
     const line = Buffer.from(header + (state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n', 'utf8');
-    this.writeLine(threadId, state, line);
+    this.writeLine(threadId, state, line, header !== '');
     state.needsNewline = false;
-    if (state.replay && !('op' in record && record.op === 'thread')) {
-      this.cachedBytes += line.length;
-      // The cache keeps its own copy: the caller may change what it was given.
+    // The cache keeps its own copy: the caller may change what it was given.
+    if (state.replay && !isThreadOp(record)) {
       state.replay.add('seq' in record ? { message: structuredClone(record) } : { op: structuredClone(record) });
     }
   }
@@ -868,7 +907,7 @@ export class FileStore implements Store {
     const bytes = copyBytes(data); // the caller may reuse its buffer while we wait our turn
     return this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
-      this.materializeAlone(threadId, await this.appendStateFor(threadId));
+      if (this.unwritten.has(threadId)) this.materializeAlone(threadId, await this.appendStateFor(threadId));
       const filesDir = this.filesDir(threadId);
       await mkdir(filesDir, { recursive: true });
       const { hostPath } = await resolveThreadFile(filesDir, threadPath);
@@ -1011,7 +1050,7 @@ export class FileStore implements Store {
     const incoming = validateVariables(threadId, values);
     await this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
-      this.materializeAlone(threadId, await this.appendStateFor(threadId));
+      if (this.unwritten.has(threadId)) this.materializeAlone(threadId, await this.appendStateFor(threadId));
       const existing = await this.readVariables(threadId);
       const key = incoming.some((v) => v.secret) ? await this.key() : undefined;
       const stored = incoming.map((v): StoredVariable => {
@@ -1144,13 +1183,49 @@ function parseHeader(line: string, file: string): ThreadRecord {
   return value.thread;
 }
 
-/** Whether a log holds its first line whole: an interrupted creation leaves none. */
-function hasHeader(file: string): boolean {
+/** How long a log may lack its first line before it counts as what an interrupted creation left. */
+const ABANDONED_AFTER_MS = 10_000;
+
+/**
+ * Whether a log is what an interrupted creation left: no whole first line, and untouched for
+ * {@link ABANDONED_AFTER_MS} (another process's creation may be under way: its first line follows
+ * the file's creation at once).
+ */
+function isAbandonedCreation(file: string): boolean {
+  const fd = openSync(file, 'r');
   try {
-    return readFileSync(file).includes(0x0a);
-  } catch {
-    return false;
+    const head = Buffer.alloc(64 * 1024);
+    const read = readSync(fd, head, 0, head.length, 0);
+    return !head.subarray(0, read).includes(0x0a) && Date.now() - fstatSync(fd).mtimeMs > ABANDONED_AFTER_MS;
+  } finally {
+    closeSync(fd);
   }
+}
+
+function isThreadOp(value: StoredMessage | LogOp): value is Extract<LogOp, { op: 'thread' }> {
+  return 'op' in value && value.op === 'thread' && !('seq' in value);
+}
+
+/** The record a log holds: its first line with every `thread` line applied (the only lines parsed). */
+function recordOf(buf: Buffer, file: string, id: string): ThreadRecord | undefined {
+  const headerEnd = buf.indexOf(0x0a);
+  if (headerEnd < 0) return undefined;
+  let record = parseHeader(buf.subarray(0, headerEnd).toString('utf8'), file);
+  if (record.id !== id) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid record for thread ${id}`);
+  // JSON.stringify writes `op` first: a thread line starts so, and no message line does (they start with "id").
+  const marker = Buffer.from('\n{"op":"thread"');
+  for (let at = buf.indexOf(marker, headerEnd); at >= 0; at = buf.indexOf(marker, at + 1)) {
+    // The last line may lack its newline (whole, or torn: then it does not parse).
+    const end = buf.indexOf(0x0a, at + 1);
+    const line = parseLine(buf.subarray(at + 1, end < 0 ? buf.length : end).toString('utf8'));
+    if (line && 'op' in line && isThreadOp(line.op)) record = { ...record, ...line.op.set };
+  }
+  return record;
+}
+
+/** For removals another process may have done first. */
+function ignoreMissing(err: unknown): void {
+  if (errnoCode(err) !== 'ENOENT') throw err;
 }
 
 /** See FileStore.migrate. */
@@ -1167,7 +1242,7 @@ async function migrateThread(folder: string, logFile: string, id: string): Promi
     if (errnoCode(err) === 'ENOENT') return Buffer.alloc(0);
     throw err;
   });
-  // A torn last line stays behind (it was never reported written); a whole record cut before its newline gets one.
+  // A torn last line is dropped (it was never reported written); a whole record cut before its newline gets one.
   const complete = lines.lastIndexOf(0x0a) + 1;
   if (complete < lines.length) {
     const last = lines.subarray(complete);
@@ -1180,13 +1255,15 @@ async function migrateThread(folder: string, logFile: string, id: string): Promi
   const tmp = path.join(path.dirname(logFile), `.agentport-tmp-${randomUUID()}`);
   try {
     await writeFile(tmp, Buffer.concat([Buffer.from(header, 'utf8'), lines]), { flush: true });
-    await rename(tmp, logFile);
-  } catch (err) {
+    // A link, not a rename: another process may have moved the thread first and appended to its log since.
+    await linkFile(tmp, logFile).catch((err: unknown) => {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+    });
+  } finally {
     await unlink(tmp).catch(() => undefined);
-    throw err;
   }
-  await unlink(messagesFile).catch(() => undefined);
-  await unlink(recordFile);
+  await unlink(messagesFile).catch(ignoreMissing);
+  await unlink(recordFile).catch(ignoreMissing);
   // The folder stays when the thread has files or variables.
   await rmdir(folder).catch(() => undefined);
   return true;

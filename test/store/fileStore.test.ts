@@ -1,4 +1,4 @@
-import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -630,11 +630,73 @@ describe('FileStore on disk', () => {
     const store = new FileStore({ dir });
     expect(await store.getThread('half-made')).toBeUndefined();
     expect(await store.listThreads()).toEqual([]);
-    const t = await store.createThread({ id: 'half-made', prompt: 'p' });
-    expect((await store.appendMessage(t.id, { role: 'user', content: 'x' })).seq).toBe(1);
-    expect(await new FileStore({ dir }).getThread('half-made')).toEqual(t);
+    // Just made, it may be another process's creation under way: that id is not free yet.
+    const early = await store.createThread({ id: 'half-made', prompt: 'p' });
+    await expectStoreError(store.appendMessage(early.id, { role: 'user', content: 'x' }), 'THREAD_EXISTS');
+    // Left for a while, it is what an interrupted creation left.
+    const past = new Date(Date.now() - 60_000);
+    await utimes(logOf(dir, 'half-made'), past, past);
+    const t = await new FileStore({ dir }).createThread({ id: 'half-made', prompt: 'p' });
+    const creator = new FileStore({ dir });
+    const made = await creator.createThread({ id: 'half-made', prompt: 'p' });
+    expect((await creator.appendMessage(made.id, { role: 'user', content: 'x' })).seq).toBe(1);
+    expect(await new FileStore({ dir }).getThread('half-made')).toEqual(made);
+    expect(t.id).toBe(made.id);
+    await creator.close();
     // A whole one is another thread's.
     await expectStoreError(new FileStore({ dir }).createThread({ id: 'half-made', prompt: 'p' }), 'THREAD_EXISTS');
+    await store.close();
+  });
+
+  it('moves a thread of the first format once when two processes read it at once, keeping what the first appended', async () => {
+    const id = 'raced';
+    const folder = path.join(dir, 'threads', id);
+    await mkdir(folder, { recursive: true });
+    const record = { id, prompt: 'p', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', status: 'idle' };
+    const legacy = {
+      'thread.json': JSON.stringify({ version: 1, ...record }),
+      'messages.jsonl': JSON.stringify({ id: 'm1', threadId: id, seq: 1, role: 'user', content: 'a', createdAt: record.createdAt }) + '\n',
+    };
+    for (const [name, text] of Object.entries(legacy)) await writeFile(path.join(folder, name), text);
+    const first = new FileStore({ dir });
+    expect((await first.appendMessage(id, { role: 'user', content: 'b' })).seq).toBe(2);
+    // The second process read the old files before the first removed them, and moves the thread after the first did.
+    await mkdir(folder, { recursive: true });
+    for (const [name, text] of Object.entries(legacy)) await writeFile(path.join(folder, name), text);
+    const second = new FileStore({ dir }) as unknown as { migrate(id: string): Promise<boolean> };
+    await second.migrate(id);
+    expect((await new FileStore({ dir }).listMessages(id)).map((m) => m.content)).toEqual(['a', 'b']);
+    expect(await readdir(folder).catch(() => [])).toEqual([]);
+    await first.close();
+  });
+
+  it("keeps the message cache's byte count exact through status changes, repairs and forgetting", async () => {
+    const store = new FileStore({ dir });
+    const cached = () => (store as unknown as { cachedBytes: number }).cachedBytes;
+    const t = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(t.id, { role: 'user', content: 'x' });
+    for (let i = 0; i < 5; i++) await store.updateThread(t.id, { status: 'running', meta: { pad: 'y'.repeat(1000), i } });
+    expect(cached()).toBe(statSync(logOf(dir, t.id)).size);
+    // Another process writes: the lock check forgets what was cached, exactly.
+    const other = new FileStore({ dir });
+    await other.appendMessage(t.id, { role: 'assistant', content: 'z' });
+    await other.close();
+    await (
+      await store.lockThread(t.id, 1000)
+    )();
+    expect(cached()).toBe(0);
+    expect((await store.listMessages(t.id)).map((m) => m.content)).toEqual(['x', 'z']);
+    expect(cached()).toBe(statSync(logOf(dir, t.id)).size);
+    await store.close();
+  });
+
+  it('serves a thread created here but not yet written from memory, even when its cache entry is gone', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    (store as unknown as { appendState: Map<string, unknown> }).appendState.delete(t.id);
+    expect(await store.listMessages(t.id)).toEqual([]);
+    await expectStoreError(store.updateMessage(t.id, 'nope', { content: 'x' }), 'INVALID_ARGUMENTS', 'nope');
+    expect((await store.appendMessage(t.id, { role: 'user', content: 'x' })).seq).toBe(1);
     await store.close();
   });
 

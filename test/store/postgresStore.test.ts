@@ -83,6 +83,27 @@ describe.runIf(reachable)('PostgresStore', () => {
       expect((await b.appendMessage(thread.id, { role: 'assistant', content: 'hi' })).seq).toBe(2);
     });
 
+    it('[ST-1] recovers a first write whose answer was lost (the thread row committed): the message goes after it', async () => {
+      const [a, b] = stores as [PostgresStore, PostgresStore];
+      const thread = await a.createThread({ prompt: 'p' });
+      // What an earlier try left when its connection dropped after the commit.
+      const client = new pg.Client({ connectionString: databaseUrl() });
+      await client.connect();
+      try {
+        await client.query(`INSERT INTO ${schema}.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4)`, [
+          thread.id,
+          JSON.stringify(thread),
+          thread.status,
+          thread.createdAt,
+        ]);
+      } finally {
+        await client.end();
+      }
+      expect((await a.appendMessage(thread.id, { role: 'user', content: 'hello' })).seq).toBe(1);
+      expect((await a.listThreads()).filter((t) => t.id === thread.id)).toHaveLength(1);
+      expect((await b.listMessages(thread.id)).map((m) => m.content)).toEqual(['hello']);
+    });
+
     it('[ST-4] one instance sees what another wrote, secrets included, and only ciphertext is stored', async () => {
       const [a, b] = stores as [PostgresStore, PostgresStore];
       const thread = await a.createThread({ prompt: 'p', meta: { from: 'a' } });

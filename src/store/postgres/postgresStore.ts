@@ -173,13 +173,16 @@ export class PostgresStore implements Store {
   }
 
   /** Writes a thread created here to the database, with `record` (inside the thread's queue). */
-  private async materialize(id: string, record = this.unwritten.get(id)): Promise<void> {
-    if (record === undefined || !this.unwritten.has(id)) return;
-    await this.query('INSERT INTO $schema.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4)', [
+  private async materialize(id: string, record?: ThreadRecord): Promise<void> {
+    const pending = this.unwritten.get(id);
+    if (pending === undefined) return;
+    const row = record ?? pending;
+    // A row already there is this one, written by an earlier try whose answer was lost.
+    await this.query('INSERT INTO $schema.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING', [
       id,
-      JSON.stringify(record),
-      record.status,
-      record.createdAt,
+      JSON.stringify(row),
+      row.status,
+      row.createdAt,
     ]);
     this.unwritten.delete(id);
   }
@@ -215,11 +218,14 @@ export class PostgresStore implements Store {
 
   /** {@inheritDoc Store.listThreads} */
   async listThreads(): Promise<ThreadRecord[]> {
+    // Taken before the query: a thread whose first write lands meanwhile is in one or the other.
+    const pending = [...this.unwritten.values()].map((r) => jsonCopy(r, 'thread'));
     const { rows } = await this.query<{ id: string; record: string }>('SELECT id, record FROM $schema.threads');
-    return [
-      ...rows.map((row) => parse<ThreadRecord>(row.record, `thread ${row.id}`)),
-      ...[...this.unwritten.values()].map((r) => jsonCopy(r, 'thread')),
-    ].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const stored = rows.map((row) => parse<ThreadRecord>(row.record, `thread ${row.id}`));
+    const ids = new Set(stored.map((r) => r.id));
+    return [...stored, ...pending.filter((r) => !ids.has(r.id))].sort((a, b) =>
+      a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+    );
   }
 
   /** {@inheritDoc Store.appendMessage} The seq comes from the thread's row, locked for the statement. */
@@ -228,23 +234,25 @@ export class PostgresStore implements Store {
     // Validated (and the id chosen) before the round trip; the seq is filled in from the database.
     const draft = buildMessage(threadId, 1, message);
     const { seq: _seq, threadId: _thread, ...body } = draft;
+    const appendToStored = () =>
+      this.query<{ seq: string }>(
+        `WITH next AS (UPDATE $schema.threads SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
+         INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM next RETURNING seq`,
+        [threadId, draft.id, JSON.stringify(body)],
+      );
     const { rows } = await this.queue.run(threadId, async () => {
       const pending = this.unwritten.get(threadId);
-      if (pending === undefined) {
-        return this.query<{ seq: string }>(
-          `WITH next AS (UPDATE $schema.threads SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
-           INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM next RETURNING seq`,
-          [threadId, draft.id, JSON.stringify(body)],
-        );
-      }
-      // The thread and its first message in one statement.
+      if (pending === undefined) return appendToStored();
+      // The thread and its first message in one statement. A thread row already there is this one, written by an
+      // earlier try whose answer was lost: then the message goes after what it holds.
       const result = await this.query<{ seq: string }>(
-        `WITH thread AS (INSERT INTO $schema.threads (id, record, status, created_at, last_seq) VALUES ($1, $4, $5, $6, 1) RETURNING last_seq)
+        `WITH thread AS (INSERT INTO $schema.threads (id, record, status, created_at, last_seq) VALUES ($1, $4, $5, $6, 1)
+           ON CONFLICT (id) DO NOTHING RETURNING last_seq)
          INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM thread RETURNING seq`,
         [threadId, draft.id, JSON.stringify(body), JSON.stringify(pending), pending.status, pending.createdAt],
       );
       this.unwritten.delete(threadId);
-      return result;
+      return result.rows[0] ? result : appendToStored();
     });
     if (!rows[0]) throw threadNotFound(threadId);
     return { ...draft, seq: Number(rows[0].seq) };
