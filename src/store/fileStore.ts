@@ -649,6 +649,7 @@ export class FileStore implements Store {
     if (log.tail === 'torn') state.tornAt = log.completeBytes;
     this.appendState.set(id, state);
     this.cache(id, state, log.replay, log.size);
+    this.trimStates();
     return state;
   }
 
@@ -656,7 +657,18 @@ export class FileStore implements Store {
   private fresh(id: string): AppendState {
     const state: AppendState = { lastSeq: 0, needsNewline: false, bytes: 0, replay: new MessageReplay(), cached: 0 };
     this.appendState.set(id, state);
+    this.trimStates();
     return state;
+  }
+
+  /** Keeps the states of at most {@link THREAD_CACHE_SIZE} written threads (any is read again from its log). */
+  private trimStates(): void {
+    for (const [id, state] of this.appendState) {
+      if (this.appendState.size <= THREAD_CACHE_SIZE + this.unwritten.size) break;
+      if (this.unwritten.has(id)) continue;
+      this.dropCached(state);
+      this.appendState.delete(id);
+    }
   }
 
   /** Stops counting a state's parsed messages toward the budget, dropping them. */
@@ -739,7 +751,8 @@ export class FileStore implements Store {
     const log = await this.readLog(id);
     if (log === undefined) throw threadNotFound(id);
     // Kept for the next read, unless the file is not as this process last left it (the next lock check decides).
-    if (state === undefined || state.bytes === log.size) this.adopt(id, log);
+    if (state === undefined) this.adopt(id, log);
+    else if (state.bytes === log.size) this.cache(id, state, log.replay, log.size);
     return log.replay.messages();
   }
 

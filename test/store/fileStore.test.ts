@@ -690,6 +690,21 @@ describe('FileStore on disk', () => {
     await store.close();
   });
 
+  it("keeps an edit made after the thread's parsed messages were dropped from the cache", async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    const a = await store.appendMessage(t.id, { role: 'user', content: 'a' });
+    await store.appendMessage(t.id, { role: 'user', content: 'b' });
+    // What the budget does to the least recently used thread.
+    const internals = store as unknown as { appendState: Map<string, object>; dropCached(state: object): void };
+    internals.dropCached(internals.appendState.get(t.id)!);
+    await store.updateMessage(t.id, a.id, { content: 'a2' });
+    expect((await store.listMessages(t.id)).map((m) => m.content)).toEqual(['a2', 'b']);
+    expect((await store.appendMessage(t.id, { role: 'user', content: 'c' })).seq).toBe(3);
+    expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.content)).toEqual(['a2', 'b', 'c']);
+    await store.close();
+  });
+
   it('serves a thread created here but not yet written from memory, even when its cache entry is gone', async () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });
