@@ -15,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Jiti } from 'jiti';
 import { codeFrame } from '../definitions/codeFrame.js';
 import type { LoadIssue } from '../definitions/issues.js';
+import { transformDefinition } from './transpile.js';
 
 /** The specifiers definition files import agentport's API from. */
 export const PACKAGE_SPECIFIERS = ['agentport-mcp', 'agentport', '@standardagents/spec'] as const;
@@ -59,6 +60,8 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     fsCache: options.cacheDir,
     moduleCache: false,
     interopDefault: false,
+    // sucrase, with babel for what it does not cover (transpile.ts).
+    transform: transformDefinition,
   });
   const load = (file: string) => jiti.import<ModuleNamespace>(file);
   return {

@@ -12,6 +12,7 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 /** Below this many files to transpile, workers cost more than they save. */
@@ -21,25 +22,30 @@ const MAX_WORKERS = 4;
 const WORKER_HEAP_MB = 128;
 
 /**
- * The worker: jiti's own `transform`, which writes the cache entry a later
- * `jiti.import` of the same file reads (same cache folder, `async`, `ts`).
- * Inline so it runs the same from the sources and from dist/.
+ * The worker: jiti's own `transform` with the loader's transform (transpile.ts,
+ * itself loaded through jiti so that it runs from the sources as from dist/),
+ * which writes the cache entry a later `jiti.import` of the same file reads
+ * (same cache folder, `async`, `ts`). Inline so it runs the same from the
+ * sources and from dist/.
  */
 const WORKER_SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
 const { createJiti } = require(workerData.jiti);
-const jiti = createJiti(workerData.parent, { fsCache: workerData.cacheDir, moduleCache: false, interopDefault: false });
-let done = 0;
-for (const filename of workerData.files) {
-  try {
-    jiti.transform({ filename, source: readFileSync(filename, 'utf8'), ts: true, async: true });
-    done++;
-  } catch {
-    // The load transpiles it again and reports the error in its place.
+(async () => {
+  const { transformDefinition } = await createJiti(workerData.parent).import(workerData.transpile);
+  const jiti = createJiti(workerData.parent, { fsCache: workerData.cacheDir, moduleCache: false, interopDefault: false, transform: transformDefinition });
+  let done = 0;
+  for (const filename of workerData.files) {
+    try {
+      jiti.transform({ filename, source: readFileSync(filename, 'utf8'), ts: true, async: true });
+      done++;
+    } catch {
+      // The load transpiles it again and reports the error in its place.
+    }
   }
-}
-parentPort.postMessage(done);
+  parentPort.postMessage(done);
+})();
 `;
 
 /**
@@ -60,11 +66,12 @@ export async function pretranspile(files: readonly string[], cacheDir: string): 
 export async function transpileOnWorkers(files: readonly string[], cacheDir: string, count: number): Promise<number> {
   const jiti = createRequire(import.meta.url).resolve('jiti');
   const slices = Array.from({ length: count }, (_, w) => files.filter((_, i) => i % count === w)).filter((slice) => slice.length > 0);
-  const done = await Promise.all(slices.map((slice) => runWorker({ files: slice, cacheDir, jiti, parent: import.meta.url })));
+  const transpile = fileURLToPath(new URL(`transpile${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+  const done = await Promise.all(slices.map((slice) => runWorker({ files: slice, cacheDir, jiti, transpile, parent: import.meta.url })));
   return done.reduce((a, b) => a + b, 0);
 }
 
-function runWorker(data: { files: string[]; cacheDir: string; jiti: string; parent: string }): Promise<number> {
+function runWorker(data: { files: string[]; cacheDir: string; jiti: string; transpile: string; parent: string }): Promise<number> {
   return new Promise((resolve) => {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,

@@ -1,0 +1,81 @@
+/**
+ * Definition files transpiled by sucrase (src/registry/transpile.ts) behave as
+ * they did under jiti's babel transform: `import.meta`, dynamic `import()`,
+ * imports of files with top-level await, default and namespace imports
+ * without interop, and what sucrase leaves to babel (namespaces, decorators,
+ * code it would pass through invalid). Loaded through the real module loader.
+ */
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createModuleLoader, moduleLoadIssue } from '../../src/registry/loadModule.js';
+import { tempDir } from '../support/mcpClients.js';
+
+function folder(files: Record<string, string>): string {
+  const dir = tempDir('agentport-transpile-');
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    writeFileSync(path.join(dir, file), text);
+  }
+  return dir;
+}
+
+describe('transpiling definition files', () => {
+  it('keeps import.meta, dynamic import, top-level await in imported files, and imports without interop', async () => {
+    const dir = folder({
+      'lib/waits.ts': "export const greeting: string = await Promise.resolve('hello');\nexport default 5;\n",
+      'lib/plain.ts': 'export const named = 1;\nexport default { value: 2 };\n',
+      'prompts/p.ts': [
+        "import five, { greeting } from '../lib/waits';",
+        "import * as plain from '../lib/plain';",
+        "import { definePrompt } from 'agentport';",
+        'type Text = string;',
+        'export const meta = { url: import.meta.url, dirname: import.meta.dirname, filename: import.meta.filename };',
+        "export const later = () => import('../lib/plain');",
+        'export const imported = { five, greeting, plain };',
+        "export default definePrompt({ name: 'p', model: 'm', prompt: greeting as Text });",
+      ].join('\n'),
+    });
+    const cacheDir = path.join(tempDir('agentport-jiti-'), 'jiti');
+    const loader = await createModuleLoader({ agentsDir: dir, cacheDir });
+    const file = path.join(dir, 'prompts', 'p.ts');
+    const module = await loader.load(file);
+    expect(module.meta).toEqual({ url: pathToFileURL(file).href, dirname: path.dirname(file), filename: file });
+    const imported = module.imported as { five: number; greeting: string; plain: Record<string, unknown> };
+    expect(imported.five).toBe(5);
+    expect(imported.greeting).toBe('hello');
+    // The module itself, as babel gave it with interop off: `default` is the default export.
+    expect(imported.plain.named).toBe(1);
+    expect(imported.plain.default).toEqual({ value: 2 });
+    const later = await (module.later as () => Promise<Record<string, unknown>>)();
+    expect(later.named).toBe(1);
+    expect((module.default as { prompt: string }).prompt).toBe('hello');
+
+    // The transpiled files are in the cache, and a new loader reads them from there.
+    expect(readdirSync(cacheDir).some((entry) => entry.startsWith('prompts-p.'))).toBe(true);
+    const again = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
+    expect(again.meta).toEqual(module.meta);
+    // Synchronously, top-level await cannot load (as before).
+    expect(() => loader.loadSync(path.join(dir, 'lib', 'waits.ts'))).toThrow();
+  });
+
+  it('leaves to babel what sucrase does not transpile the same way', async () => {
+    const dir = folder({
+      'prompts/ns.ts': 'namespace Texts {\n  export const hello = "hi";\n}\nexport default { text: Texts.hello };\n',
+      'prompts/decorated.ts':
+        'function tag(target: any) {\n  target.tagged = true;\n}\n@tag\nclass Tagged {}\nexport default { tagged: (Tagged as any).tagged };\n',
+      'prompts/broken.ts': "export default { name: 'x',, };\n",
+    });
+    const loader = await createModuleLoader({ agentsDir: dir, cacheDir: false });
+    expect((await loader.load(path.join(dir, 'prompts', 'ns.ts'))).default).toEqual({ text: 'hi' });
+    expect((await loader.load(path.join(dir, 'prompts', 'decorated.ts'))).default).toEqual({ tagged: true });
+    // sucrase passes this through; babel reports it with its position.
+    const broken = path.join(dir, 'prompts', 'broken.ts');
+    const error = await loader.load(broken).catch((e: unknown) => e);
+    const issue = moduleLoadIssue(error, broken, 'prompts/broken.ts');
+    expect(issue.file).toBe('prompts/broken.ts:1:28');
+    expect(issue.message).toMatch(/^cannot load: syntax error: Unexpected token\n> 1 \| export default/);
+    expect(readFileSync(broken, 'utf8')).toContain(',,');
+  });
+});
