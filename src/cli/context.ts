@@ -51,6 +51,8 @@ export interface LoadedForCommand {
   registry: Registry;
   issues: LoadIssue[];
   errors: LoadIssue[];
+  /** A big folder's transpile cache, still being written in the background (registry/transpileCache.ts). */
+  transpileCacheWritten?: Promise<number>;
 }
 
 /**
@@ -65,13 +67,18 @@ export async function loadForCommand(
   await assertAgentsDir(agentsDir, options);
   // Loaded here, not at the top: --help, --version, init and refusals never pay for the loader and zod.
   const { loadRegistry } = await import('../registry/load.js');
-  const { registry, issues } = await loadRegistry({
+  const { registry, issues, transpileCacheWritten } = await loadRegistry({
     agentsDir,
     cacheDir: path.join(cacheDirOf(options), 'jiti'),
     ...(load.env ? { env: load.env } : {}),
     ...(load.fresh ? { fresh: true } : {}),
   });
-  return { registry, issues, errors: issues.filter((i) => i.severity === 'error') };
+  return {
+    registry,
+    issues,
+    errors: issues.filter((i) => i.severity === 'error'),
+    ...(transpileCacheWritten ? { transpileCacheWritten } : {}),
+  };
 }
 
 export function printIssues(issues: readonly LoadIssue[]): void {

@@ -55,14 +55,16 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   }
 
   // Only a folder without a cache of its own is checked (loadForCommand): a cached one passed these checks and has not changed.
-  const { registry, issues, errors } = await loadForCommand(options, options.env ? { env: options.env } : {});
-  if (errors.length) return { registry, issues, errors, startupCache: 'miss' };
+  const full = await loadForCommand(options, options.env ? { env: options.env } : {});
+  const { registry, issues, errors } = full;
+  const background = full.transpileCacheWritten ? { transpileCacheWritten: full.transpileCacheWritten } : {};
+  if (errors.length) return { registry, issues, errors, startupCache: 'miss', ...background };
   let tools: ExposedTool[];
   try {
     tools = buildToolCatalog(registry);
   } catch {
     // An unreadable icon: the server reports it when it builds the catalogue itself.
-    return { registry, issues, errors, startupCache: 'miss' };
+    return { registry, issues, errors, startupCache: 'miss', ...background };
   }
   const content = startupCacheOf(
     registry,
@@ -79,5 +81,5 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
       );
     }
   }
-  return { registry, issues, errors, tools, startupCache: 'miss' };
+  return { registry, issues, errors, tools, startupCache: 'miss', ...background };
 }

@@ -14,7 +14,7 @@ import { registryLoadError } from './errors.js';
 import { LoadFailures } from './failures.js';
 import { createModuleLoader, moduleLoadIssue, type ModuleLoader } from './loadModule.js';
 import { checkReferences } from './references.js';
-import { PRETRANSPILE_MIN_FILES, pretranspile } from './pretranspile.js';
+import { DEFER_CACHE_MIN_FILES, startTranspiler, uncachedCount } from './transpileCache.js';
 import type { AnyToolDefinition, Entry, Registry } from './types.js';
 import type { LoadedPrompty } from '../prompty/types.js';
 import { loadUpstreamConfig } from '../upstream/config.js';
@@ -32,6 +32,8 @@ export interface LoadRegistryOptions {
 export interface LoadRegistryResult {
   registry: Registry;
   issues: LoadIssue[];
+  /** A big folder's transpile cache, written in the background (transpileCache.ts): how many entries, once done. */
+  transpileCacheWritten?: Promise<number>;
 }
 
 export interface Found {
@@ -48,16 +50,20 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
   const failures = new LoadFailures();
   const files = await discoverDefinitionFiles(agentsDir);
   const moduleFiles = files.filter((f) => f.format === 'module');
+  // A big folder mostly missing from the transpile cache: transpiled ahead on a worker, the cache written afterwards.
+  const typescript = moduleFiles.map((f) => f.file).filter((file) => /\.m?ts$/.test(file));
+  const transpiler =
+    options.cacheDir && typescript.length >= DEFER_CACHE_MIN_FILES && uncachedCount(typescript, options.cacheDir) >= DEFER_CACHE_MIN_FILES
+      ? startTranspiler(typescript, options.cacheDir)
+      : undefined;
   const loader = moduleFiles.length
-    ? await createModuleLoader({ agentsDir, cacheDir: options.cacheDir ?? false, ...(options.fresh ? { fresh: true } : {}) })
+    ? await createModuleLoader({
+        agentsDir,
+        cacheDir: options.cacheDir ?? false,
+        ...(options.fresh ? { fresh: true } : {}),
+        ...(transpiler ? { transpiler } : {}),
+      })
     : undefined;
-  if (options.cacheDir && moduleFiles.length >= PRETRANSPILE_MIN_FILES) {
-    // A big folder is transpiled on worker threads first (pretranspile.ts); the loop below then reads the cache.
-    await pretranspile(
-      moduleFiles.map((f) => f.file),
-      options.cacheDir,
-    );
-  }
 
   const draft = {
     agentsDir,
@@ -76,6 +82,7 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     const found = await importDefinitions(loader!, discovered, file, issues, failures);
     for (const item of found) addDefinition(draft, item, discovered.file, file, issues, failures);
   }
+  const transpileCacheWritten = transpiler?.finish(loader?.transpiled() ?? []);
 
   const promptyTemplates = new Map<string, LoadedPrompty>();
   const promptyFiles = files.filter((f) => f.format === 'prompty');
@@ -109,7 +116,7 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     if (prompt) prompt.prompty = prompty;
   }
   const registry: Registry = { ...draft, prompts, warnings: issues.filter((i) => i.severity === 'warning') };
-  return { registry, issues };
+  return { registry, issues, ...(transpileCacheWritten ? { transpileCacheWritten } : {}) };
 }
 
 /**

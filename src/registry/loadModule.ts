@@ -16,6 +16,7 @@ import type { Jiti } from 'jiti';
 import { codeFrame } from '../definitions/codeFrame.js';
 import type { LoadIssue } from '../definitions/issues.js';
 import { transformDefinition } from './transpile.js';
+import type { Transpiled, Transpiler } from './transpileCache.js';
 
 /** The specifiers definition files import agentport's API from. */
 export const PACKAGE_SPECIFIERS = ['agentport-mcp', 'agentport', '@standardagents/spec'] as const;
@@ -26,6 +27,13 @@ export interface ModuleLoaderOptions {
   cacheDir: string | false;
   /** The files may have been imported before in this process (a reload): their current contents must load. */
   fresh?: boolean;
+  /**
+   * A big folder's first load (transpileCache.ts): files come transpiled from
+   * this worker when it has them ready; the cache is neither read nor
+   * written, and what the load transpiles itself is kept for
+   * {@link ModuleLoader.transpiled}.
+   */
+  transpiler?: Transpiler;
 }
 
 export type ModuleNamespace = Record<string, unknown>;
@@ -38,6 +46,8 @@ export interface ModuleLoader {
    * top-level await loads only through {@link load}.
    */
   loadSync(file: string): ModuleNamespace;
+  /** With a `transpiler`: the files this loader transpiled itself, for the cache. */
+  transpiled(): Transpiled[];
 }
 
 export async function createModuleLoader(options: ModuleLoaderOptions): Promise<ModuleLoader> {
@@ -51,22 +61,38 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     import(pathToFileURL(packageEntry()).href) as Promise<ModuleNamespace>,
     zodOf(options.agentsDir),
   ]);
+  const transpiled: Transpiled[] = [];
+  const transpiler = options.transpiler;
   const jiti: Jiti = createJiti(import.meta.url, {
     virtualModules: {
       ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, api])),
       ...(ownZod.shared ? { zod: ownZod.module } : {}),
     },
     alias: ownZod.shared ? {} : { zod: ownZod.path },
-    fsCache: options.cacheDir,
+    fsCache: transpiler ? false : options.cacheDir,
     moduleCache: false,
     interopDefault: false,
     // sucrase, with babel for what it does not cover (transpile.ts).
-    transform: transformDefinition,
+    transform: transpiler
+      ? (transform) => {
+          const { filename, source } = transform;
+          const async = transform.async === true;
+          const ready = filename ? transpiler.take(filename, source, async) : undefined;
+          if (ready !== undefined) return { code: ready };
+          const result = transformDefinition(transform);
+          // jiti caches no failed transform either.
+          if (filename && result.error === undefined && !result.code.includes('__JITI_ERROR__')) {
+            transpiled.push({ filename, source, async, code: result.code });
+          }
+          return result;
+        }
+      : transformDefinition,
   });
   const load = (file: string) => jiti.import<ModuleNamespace>(file);
   return {
     load: options.fresh ? (file) => freshImport(jiti, file, load) : load,
     loadSync: (file) => jiti(file) as ModuleNamespace,
+    transpiled: () => transpiled,
   };
 }
 
