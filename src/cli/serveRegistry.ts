@@ -11,7 +11,9 @@ import { createLazyRegistry } from '../registry/lazyRegistry.js';
 import { displayPath } from '../registry/load.js';
 import { readStartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
 import { startupCacheOf } from '../server/startupCache/build.js';
+import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
 import { stampFolder } from '../server/startupCache/stamps.js';
+import type { SavedSearchIndex } from '../server/toolSearchSurface.js';
 import { buildToolCatalog, type ExposedTool } from '../server/toolCatalog.js';
 import { UPSTREAM_CONFIG_FILE, loadUpstreamConfig } from '../upstream/config.js';
 import { agentsDirOf, cacheDirOf, dataDirOf, loadForCommand, type DirOptions, type LoadedForCommand } from './context.js';
@@ -21,6 +23,8 @@ export interface LoadedForServe extends LoadedForCommand {
   tools?: ExposedTool[];
   /** `hit`: served from the start-up cache; `miss`: loaded in full. */
   startupCache: 'hit' | 'miss';
+  /** Where the search index of `tools` is kept between starts, when they come with a start-up cache. */
+  savedSearchIndex?: SavedSearchIndex;
 }
 
 export interface ServeLoadOptions extends DirOptions {
@@ -51,7 +55,14 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
       warnings: issues.filter((issue) => issue.severity === 'warning'),
       cacheDir: jitiCache,
     });
-    return { registry, issues, errors: issues.filter((i) => i.severity === 'error'), tools: cached.tools, startupCache: 'hit' };
+    return {
+      registry,
+      issues,
+      errors: issues.filter((i) => i.severity === 'error'),
+      tools: cached.tools,
+      startupCache: 'hit',
+      ...(cached.id ? { savedSearchIndex: savedSearchIndex(dataDir, cached.id) } : {}),
+    };
   }
 
   // Only a folder without a cache of its own is checked (loadForCommand): a cached one passed these checks and has not changed.
@@ -72,14 +83,15 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     tools,
     issues.filter((i) => i.severity === 'warning' && i.file !== upstreamFile),
   );
+  let saved: { savedSearchIndex: SavedSearchIndex } | undefined;
   if (content) {
     try {
-      writeStartupCache(cacheFile, agentsDir, content);
+      saved = { savedSearchIndex: savedSearchIndex(dataDir, writeStartupCache(cacheFile, agentsDir, content)) };
     } catch (error) {
       log.warn(
         `start-up cache not saved (${error instanceof Error ? error.message : String(error)}): the next start loads the folder in full again`,
       );
     }
   }
-  return { registry, issues, errors, tools, startupCache: 'miss', ...background };
+  return { registry, issues, errors, tools, startupCache: 'miss', ...background, ...saved };
 }

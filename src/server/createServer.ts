@@ -24,7 +24,7 @@ import {
 } from './tasks.js';
 import { callRunTool, isRunTool } from './runTools.js';
 import type { ExposedTool } from './toolCatalog.js';
-import { CALL_TOOL, type Surface, type ToolSearchSettings } from './toolSearchSurface.js';
+import { CALL_TOOL, type SavedSearchIndex, type Surface, type ToolSearchSettings } from './toolSearchSurface.js';
 import { VERSION } from './version.js';
 import { complete } from './completions.js';
 import { ListChangedNotifier } from './listChanged.js';
@@ -75,6 +75,8 @@ export interface ServerOptions {
   listChanged?: boolean;
   /** The tool catalogue when it is already built (the start-up cache); by default it is built from the registry. */
   tools?: ExposedTool[];
+  /** Where the search index of `tools` is kept between starts (the start-up cache). */
+  savedSearchIndex?: SavedSearchIndex;
 }
 
 /** Hosts give up on a tool call after about 60 s: answer before that. */
@@ -95,7 +97,7 @@ export function createAgentportServer(
     deriveSurface(next, { toolSearch: options.toolSearch, exposeUpstream: options.exposeUpstream, callBudgetMs });
   let current = deriveSurface(
     registry,
-    { toolSearch: options.toolSearch, exposeUpstream: options.exposeUpstream, callBudgetMs },
+    { toolSearch: options.toolSearch, exposeUpstream: options.exposeUpstream, callBudgetMs, savedSearchIndex: options.savedSearchIndex },
     options.tools,
   );
   /** Calls in progress, by the surface they started on: a replaced surface's upstream hub outlives them. */

@@ -9,7 +9,13 @@ import type { Registry } from '../registry/types.js';
 import { PromptCatalog } from './prompts.js';
 import { RUN_TOOLS } from './runTools.js';
 import { buildToolCatalog, type ExposedTool } from './toolCatalog.js';
-import { DEFAULT_TOOL_SEARCH_THRESHOLD, planSurface, type Surface, type ToolSearchSettings } from './toolSearchSurface.js';
+import {
+  DEFAULT_TOOL_SEARCH_THRESHOLD,
+  planSurface,
+  type SavedSearchIndex,
+  type Surface,
+  type ToolSearchSettings,
+} from './toolSearchSurface.js';
 import { exposeUpstream, type UpstreamSurface } from './upstreamSurface.js';
 
 export interface RegistrySurface {
@@ -30,6 +36,8 @@ export interface SurfaceSettings {
   toolSearch?: Partial<ToolSearchSettings> | undefined;
   exposeUpstream?: boolean | undefined;
   callBudgetMs: number;
+  /** Where the search index of the prebuilt catalogue is kept between starts. */
+  savedSearchIndex?: SavedSearchIndex | undefined;
 }
 
 /**
@@ -42,10 +50,15 @@ export function deriveSurface(registry: Registry, settings: SurfaceSettings, pre
   const upstream = settings.exposeUpstream ? exposeUpstream(registry, tools, settings.toolSearch) : undefined;
   const surface =
     upstream?.surface ??
-    planSurface(tools, {
-      mode: settings.toolSearch?.mode ?? 'auto',
-      threshold: settings.toolSearch?.threshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
-    });
+    planSurface(
+      tools,
+      {
+        mode: settings.toolSearch?.mode ?? 'auto',
+        threshold: settings.toolSearch?.threshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD,
+      },
+      // Only the start-up cache's catalogue has an index kept for it.
+      prebuilt ? settings.savedSearchIndex : undefined,
+    );
   // An exposed prompt or agent of the same name keeps the name.
   const runTools = settings.callBudgetMs > 0 ? RUN_TOOLS.filter((tool) => !byName.has(tool.name)) : [];
   return {

@@ -302,3 +302,28 @@ describe('incremental updates', () => {
     expect(() => new ToolSearchIndex([{ name: '' }])).toThrow(/name/);
   });
 });
+
+describe('a saved index', () => {
+  const queries = ['send a message', '+slack message', 'select:slack_send_message', 'calendar', 'pdf', 'weather forecast'];
+
+  it('restores to an index that answers every query as the one saved', () => {
+    const saved = JSON.parse(JSON.stringify(index.toJSON())) as unknown;
+    const restored = ToolSearchIndex.restore(saved, TOOLS);
+    expect(restored).toBeDefined();
+    expect(restored!.size).toBe(index.size);
+    for (const query of queries) expect(names(query, 5, restored)).toEqual(names(query, 5));
+    // And it stays an index that can be updated.
+    restored!.add([{ name: 'restored_widget', description: 'A widget added after restoring' }]);
+    expect(names('restored widget', 1, restored)).toEqual(['restored_widget']);
+    restored!.remove(['restored_widget']);
+    expect(restored!.has('restored_widget')).toBe(false);
+  });
+
+  it('is not restored over other tools or from something else', () => {
+    const saved = index.toJSON();
+    expect(ToolSearchIndex.restore(saved, TOOLS.slice(1))).toBeUndefined();
+    expect(ToolSearchIndex.restore(saved, [...TOOLS].reverse())).toBeUndefined();
+    expect(ToolSearchIndex.restore({ ...saved, format: 99 }, TOOLS)).toBeUndefined();
+    expect(ToolSearchIndex.restore('nonsense', TOOLS)).toBeUndefined();
+  });
+});

@@ -7,7 +7,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writ
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadForServe } from '../../src/cli/serveRegistry.js';
+import { ToolSearchIndex } from '../../src/search/toolIndex.js';
 import { startupCachePath } from '../../src/server/startupCache/cacheFile.js';
+import { planSurface } from '../../src/server/toolSearchSurface.js';
 import { tempDir } from '../support/mcpClients.js';
 
 const MODEL = `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x', apiKeyEnv: 'M_KEY' });\n`;
@@ -174,6 +176,32 @@ describe('the start-up cache', () => {
     const { registry } = await load(f);
     writeFileSync(path.join(f.agentsDir, 'prompts', 'beta.ts'), 'export default definePrompt({ name: ');
     await expect(registry.lazy!.prepare(['beta'])).rejects.toMatchObject({ code: 'DEFINITION_INVALID' });
+  });
+
+  it('keeps the search index of its catalogue for the next start, and only for that catalogue', async () => {
+    const f = folder();
+    const cold = await load(f);
+    expect(cold.savedSearchIndex?.read()).toBeUndefined();
+    const search = async (loaded: Awaited<ReturnType<typeof load>>) => {
+      const surface = planSurface(loaded.tools!, { mode: 'on', threshold: 0 }, loaded.savedSearchIndex);
+      const index = await surface.index!();
+      return index.search('work on alpha').tools.map((tool) => tool.name);
+    };
+    const built = await search(cold);
+    // Saved once built, after the search that waited for it.
+    await new Promise((resolve) => setImmediate(resolve));
+    const warm = await load(f);
+    expect(warm.startupCache).toBe('hit');
+    const saved = warm.savedSearchIndex?.read();
+    expect(saved).toBeDefined();
+    expect(ToolSearchIndex.restore(saved, warm.tools!)).toBeDefined();
+    expect(await search(warm)).toEqual(built);
+
+    // A changed folder has another catalogue: the saved index is not its own.
+    writeFileSync(path.join(f.agentsDir, 'prompts', 'gamma.ts'), prompt('gamma'));
+    const changed = await load(f);
+    expect(changed.startupCache).toBe('miss');
+    expect(changed.savedSearchIndex?.read()).toBeUndefined();
   });
 });
 

@@ -225,6 +225,7 @@ export function registerServeCommand(program: Command): void {
             ...(options.exposeUpstream ? { exposeUpstream: true } : {}),
             ...(options.watch ? { listChanged: true } : {}),
             ...(loaded.tools ? { tools: loaded.tools } : {}),
+            ...(loaded.savedSearchIndex ? { savedSearchIndex: loaded.savedSearchIndex } : {}),
           },
         );
       } catch (error) {

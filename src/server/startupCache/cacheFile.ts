@@ -12,6 +12,7 @@
  * ignored and the cache is rebuilt. Written to a temporary file and renamed,
  * so a reader never sees half a file.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DefinitionKind } from '../../definitions/brand.js';
@@ -23,7 +24,7 @@ import { VERSION } from '../version.js';
 import { sameStamps, type FileStamp } from './stamps.js';
 
 const STARTUP_CACHE_FILE = 'catalog-v1.json';
-const FORMAT = 1;
+const FORMAT = 2;
 const KINDS = new Set<string>(['model', 'prompt', 'tool', 'hook', 'agent'] satisfies DefinitionKind[]);
 
 /** What a start needs, as read back from the cache. */
@@ -34,6 +35,8 @@ export interface StartupCache {
   secretNames: SecretNames;
   warnings: LoadIssue[];
   tools: ExposedTool[];
+  /** What tells this cache from any other written (a search index saved for its tools names it: searchIndexFile.ts). */
+  id?: string;
 }
 
 /** On disk: output schemas are mostly identical, so each distinct one is stored once and tools point at it. */
@@ -69,10 +72,18 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
     if (!schema) return undefined;
     tools.push({ ...tool, outputSchema: schema });
   }
-  return { files: parsed.files, definitions: parsed.definitions, secretNames: parsed.secretNames, warnings: parsed.warnings, tools };
+  return {
+    files: parsed.files,
+    definitions: parsed.definitions,
+    secretNames: parsed.secretNames,
+    warnings: parsed.warnings,
+    tools,
+    ...(typeof parsed.id === 'string' ? { id: parsed.id } : {}),
+  };
 }
 
-export function writeStartupCache(file: string, agentsDir: string, cache: StartupCache): void {
+/** Writes the cache; returns the id it was written with. */
+export function writeStartupCache(file: string, agentsDir: string, cache: StartupCache): string {
   const outputSchemas: JsonSchema[] = [];
   const known = new Map<string, number>();
   const tools = cache.tools.map(({ outputSchema, ...tool }) => {
@@ -84,11 +95,13 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     }
     return { ...tool, outputSchema: at };
   });
+  const id = randomUUID();
   const content: CacheFile = {
     format: FORMAT,
     agentport: VERSION,
     agentsDir,
     ...cache,
+    id,
     outputSchemas: outputSchemas as CacheFile['outputSchemas'],
     tools,
   };
@@ -101,6 +114,7 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     rmSync(temporary, { force: true });
     throw error;
   }
+  return id;
 }
 
 /** Enough of the shape to read it safely; the format number and version guard the rest. */
