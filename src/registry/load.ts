@@ -82,7 +82,8 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     const found = await importDefinitions(loader!, discovered, file, issues, failures);
     for (const item of found) addDefinition(draft, item, discovered.file, file, issues, failures);
   }
-  const transpileCacheWritten = transpiler?.finish(loader?.transpiled() ?? []);
+  // Handed over (copied) to the worker, and no longer kept here.
+  const transpileCacheWritten = transpiler?.finish(loader?.transpiled().splice(0) ?? []);
 
   const promptyTemplates = new Map<string, LoadedPrompty>();
   const promptyFiles = files.filter((f) => f.format === 'prompty');

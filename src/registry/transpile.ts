@@ -27,7 +27,7 @@ let sucrase: typeof import('sucrase') | undefined;
 let babel: Transform | undefined;
 
 /** jiti's own transform (babel), loaded on first need: most folders never need it. */
-export function babelTransform(options: TransformOptions): TransformResult {
+function babelTransform(options: TransformOptions): TransformResult {
   babel ??= require(path.join(path.dirname(require.resolve('jiti')), '..', 'dist', 'babel.cjs')) as Transform;
   return babel(options);
 }

@@ -5,10 +5,11 @@
  * With sucrase, transpiling a definition file costs less than writing its
  * cache entry (a new file each, most of a first start with thousands of
  * files on some file systems). So when many files are missing from the
- * cache, the load runs without it: a worker transpiles the files from the
- * last the load imports backwards and hands the output over as it goes, the
- * load takes what is ready (and transpiles itself what is not yet, so the
- * two meet in the middle), and once
+ * cache, the load runs without it: a worker transpiles the files in the
+ * order the load imports them, from a little ahead of where the load starts
+ * (the load transpiles the first ones itself while the worker starts up),
+ * and hands the output over as it goes; the load takes what is ready and
+ * transpiles itself what is not yet. Once
  * the load is done the worker, at the lowest priority, writes every entry
  * through jiti (its file names, its format) while the server starts. Only
  * speed depends on this: a process that ends first leaves entries unwritten
@@ -23,6 +24,9 @@ import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_thread
 
 /** From this many files missing from the cache, a full load transpiles ahead and defers the cache writes. */
 export const DEFER_CACHE_MIN_FILES = 200;
+
+/** Files the load transpiles itself while the worker starts (it loads jiti and sucrase): the worker begins after them. */
+const AHEAD = 256;
 
 /** One transpiled file: what jiti's cache entry is made of. */
 export interface Transpiled {
@@ -46,7 +50,8 @@ const key = (filename, async) => filename + (async ? ':async' : '');
 (async () => {
   const { transformDefinition } = await createJiti(workerData.parent).import(workerData.transpile);
   let batch = [];
-  for (const filename of workerData.files.toReversed()) {
+  const files = workerData.files;
+  for (const filename of [...files.slice(workerData.ahead), ...files.slice(0, workerData.ahead)]) {
     try {
       const source = readFileSync(filename, 'utf8');
       const { code, error } = transformDefinition({ filename, source, ts: true, async: true, interopDefault: false });
@@ -101,6 +106,7 @@ export function startTranspiler(files: readonly string[], cacheDir: string): Tra
     eval: true,
     workerData: {
       files,
+      ahead: Math.min(AHEAD, Math.floor(files.length / 4)),
       cacheDir,
       port: port2,
       jiti: createRequire(import.meta.url).resolve('jiti'),
@@ -108,6 +114,8 @@ export function startTranspiler(files: readonly string[], cacheDir: string): Tra
       parent: import.meta.url,
     },
     transferList: [port2],
+    // Its heap holds every output until the cache is written: bounded by that, so its garbage is collected rather than kept.
+    resourceLimits: { maxOldGenerationSizeMb: 48 + Math.ceil(files.length / 256), maxYoungGenerationSizeMb: 16 },
     stdout: true,
     stderr: true,
   });
@@ -127,10 +135,14 @@ export function startTranspiler(files: readonly string[], cacheDir: string): Tra
       for (let message = receiveMessageOnPort(port1); message; message = receiveMessageOnPort(port1)) {
         for (const file of message.message as Transpiled[]) ready.set(`${file.filename}:${file.async}`, file);
       }
-      const file = ready.get(`${filename}:${async}`);
+      const key = `${filename}:${async}`;
+      const file = ready.get(key);
+      // Each file is loaded once: its output is not kept after that.
+      ready.delete(key);
       return file?.source === source ? file.code : undefined;
     },
     finish(extra) {
+      ready.clear();
       port1.close();
       worker.ref();
       worker.postMessage(extra);
