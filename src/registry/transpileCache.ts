@@ -45,10 +45,12 @@ const { workerData, parentPort } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
 const { setPriority } = require('node:os');
 const { createJiti } = require(workerData.jiti);
-const outputs = new Map();
+// What was handed over is not kept (the load keeps it only until used): the cache is written from the files again.
+const handed = new Set();
 const key = (filename, async) => filename + (async ? ':async' : '');
+const loading = createJiti(workerData.parent).import(workerData.transpile);
 (async () => {
-  const { transformDefinition } = await createJiti(workerData.parent).import(workerData.transpile);
+  const { transformDefinition } = await loading;
   let batch = [];
   const files = workerData.files;
   for (const filename of [...files.slice(workerData.ahead), ...files.slice(0, workerData.ahead)]) {
@@ -56,7 +58,7 @@ const key = (filename, async) => filename + (async ? ':async' : '');
       const source = readFileSync(filename, 'utf8');
       const { code, error } = transformDefinition({ filename, source, ts: true, async: true, interopDefault: false });
       if (error === undefined && !code.includes('__JITI_ERROR__')) {
-        outputs.set(key(filename, true), { filename, source, async: true, code });
+        handed.add(filename);
         batch.push({ filename, source, async: true, code });
       }
     } catch {
@@ -69,17 +71,31 @@ const key = (filename, async) => filename + (async ? ':async' : '');
   }
   if (batch.length) workerData.port.postMessage(batch);
 })();
-// Once the load is done: what it transpiled itself too, then the cache.
-parentPort.once('message', (extra) => {
-  for (const file of extra) if (!outputs.has(key(file.filename, file.async))) outputs.set(key(file.filename, file.async), file);
+// Once the load is done: what it transpiled itself as it did, the rest transpiled again (sucrase is cheaper than
+// keeping every output in memory until now), into the cache.
+parentPort.once('message', async (extra) => {
   try {
     // The thread's own priority (Linux, macOS): the server's start comes first.
     setPriority(19);
   } catch {}
-  const transform = (options) => ({ code: outputs.get(key(options.filename, options.async)).code });
+  const { transformDefinition } = await loading;
+  const given = new Map(extra.map((file) => [key(file.filename, file.async), file]));
+  const transform = (options) => {
+    const file = given.get(key(options.filename, options.async));
+    return file ? { code: file.code } : transformDefinition(options);
+  };
   const jiti = createJiti(workerData.parent, { fsCache: workerData.cacheDir, moduleCache: false, interopDefault: false, transform });
+  const entries = [...given.values()].map(({ filename, source, async }) => ({ filename, source, async }));
+  for (const filename of handed) {
+    if (given.has(key(filename, true))) continue;
+    try {
+      entries.push({ filename, source: readFileSync(filename, 'utf8'), async: true });
+    } catch {
+      // Gone since: nothing to cache.
+    }
+  }
   let done = 0;
-  for (const { filename, source, async } of outputs.values()) {
+  for (const { filename, source, async } of entries) {
     try {
       jiti.transform({ filename, source, ts: /\\.[cm]?tsx?$/.test(filename), async });
       done++;
@@ -114,8 +130,8 @@ export function startTranspiler(files: readonly string[], cacheDir: string): Tra
       parent: import.meta.url,
     },
     transferList: [port2],
-    // Its heap holds every output until the cache is written: bounded by that, so its garbage is collected rather than kept.
-    resourceLimits: { maxOldGenerationSizeMb: 48 + Math.ceil(files.length / 256), maxYoungGenerationSizeMb: 16 },
+    // Its heap holds the file names and a batch in flight: a small bound, so its garbage is collected rather than kept.
+    resourceLimits: { maxOldGenerationSizeMb: 32 + Math.ceil(files.length / 2048), maxYoungGenerationSizeMb: 8 },
     stdout: true,
     stderr: true,
   });
