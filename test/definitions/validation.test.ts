@@ -4,7 +4,7 @@
  * acted on, deprecated agent fields and hook names. Folders are written to a
  * temp directory, or read from test/fixtures/agents/definition-warnings/.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,16 +15,14 @@ import type { HookName } from '../../src/definitions/types.js';
 import { describeSchemaIssues, validateDefinition } from '../../src/definitions/validate.js';
 import { loadRegistry } from '../../src/registry/load.js';
 import { FIXTURES } from '../support/paths.js';
+import { writeFiles } from '../support/folders.js';
 
 const WARNINGS_FOLDER = path.join(FIXTURES, 'agents', 'definition-warnings');
 
 /** Writes a throwaway agents folder: { 'prompts/a.ts': '...' }. */
 function agentsFolder(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'agentport-definitions-'));
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    writeFileSync(path.join(dir, file), text);
-  }
+  writeFiles(dir, files);
   return dir;
 }
 

@@ -4,11 +4,12 @@
  * tools/list as the first) and imports a definition module only when its
  * tool is called.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { connectStdio, tempDir } from '../support/mcpClients.js';
+import { writeFiles } from '../support/folders.js';
 
 const model = new FakeModelServer();
 beforeAll(() => model.start());
@@ -43,10 +44,7 @@ describe('serve with the start-up cache', () => {
       ),
       'prompts/beta.ts': promptFile('beta'),
     };
-    for (const [file, text] of Object.entries(files)) {
-      mkdirSync(path.dirname(path.join(agentsDir, file)), { recursive: true });
-      writeFileSync(path.join(agentsDir, file), text);
-    }
+    writeFiles(agentsDir, files);
   });
 
   it('lists the same tools from the cache as from a full load, and imports a module only when its tool is called', async () => {

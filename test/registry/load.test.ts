@@ -2,7 +2,6 @@
  * Loading an agents/ folder through the real registry (jiti, validation,
  * cross-references). Fixture folders live in test/fixtures/agents/.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatIssue, type LoadIssue } from '../../src/definitions/issues.js';
@@ -10,6 +9,7 @@ import { loadIssuesOf } from '../../src/registry/errors.js';
 import { loadRegistry, loadRegistryOrThrow } from '../../src/registry/load.js';
 import { EXAMPLE_AGENTS, FIXTURES } from '../support/paths.js';
 import { tempDir } from '../support/mcpClients.js';
+import { writeFiles } from '../support/folders.js';
 
 const LOAD_ERRORS = path.join(FIXTURES, 'agents', 'load-errors');
 
@@ -24,10 +24,7 @@ function find(issues: LoadIssue[], definition: string, field?: string) {
 /** Writes a throwaway agents folder: { 'prompts/a.ts': '...' }. */
 function agentsFolder(files: Record<string, string>): string {
   const dir = tempDir('agentport-agents-');
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    writeFileSync(path.join(dir, file), text);
-  }
+  writeFiles(dir, files);
   return dir;
 }
 

@@ -3,18 +3,10 @@
  * definition file's current contents are imported, including ES modules in
  * plain JavaScript, which Node's own import would serve from its cache.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadRegistryOrThrow } from '../../src/registry/load.js';
 import { tempDir } from '../support/mcpClients.js';
-
-function write(dir: string, files: Record<string, string>): void {
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    writeFileSync(path.join(dir, file), text);
-  }
-}
+import { writeFiles } from '../support/folders.js';
 
 const tool = (description: string) =>
   `export default { description: ${JSON.stringify(description)}, execute: async () => ({ status: 'success', result: '' }) };\n`;
@@ -23,7 +15,7 @@ describe('loading a folder again (fresh)', () => {
   it('imports the current contents of TypeScript, .mjs and "type": "module" .js files and of the modules they import', async () => {
     const dir = tempDir('agentport-reload-');
     const version = (n: number) => {
-      write(dir, {
+      writeFiles(dir, {
         'package.json': JSON.stringify({ type: 'module' }),
         'models/m.ts': `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x' });\n`,
         'lib/words.ts': `export const WORDS = 'version ${n}';\n`,

@@ -5,19 +5,17 @@
  * without interop, and what sucrase leaves to babel (namespaces, decorators,
  * code it would pass through invalid). Loaded through the real module loader.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createModuleLoader, moduleLoadIssue } from '../../src/registry/loadModule.js';
 import { tempDir } from '../support/mcpClients.js';
+import { writeFiles } from '../support/folders.js';
 
 function folder(files: Record<string, string>): string {
   const dir = tempDir('agentport-transpile-');
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    writeFileSync(path.join(dir, file), text);
-  }
+  writeFiles(dir, files);
   return dir;
 }
 

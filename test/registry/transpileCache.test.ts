@@ -4,12 +4,13 @@
  * a load reads, so the next load transpiles nothing, and it finds the same
  * definitions and the same problems (a syntax error with its position).
  */
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadRegistry } from '../../src/registry/load.js';
 import { DEFER_CACHE_MIN_FILES } from '../../src/registry/transpileCache.js';
 import { tempDir } from '../support/mcpClients.js';
+import { writeFiles } from '../support/folders.js';
 
 const PROMPTS = DEFER_CACHE_MIN_FILES + 5;
 
@@ -25,10 +26,7 @@ function folder(): string {
     files[`prompts/p${i}.ts`] =
       `import { definePrompt } from 'agentport';\nimport { z } from 'zod';\nexport default definePrompt({ name: 'p${i}', model: 'm', prompt: 'P${i}.', toolDescription: 'Prompt ${i}.', exposeAsTool: true, requiredSchema: z.object({ text: z.string() }) });\n`;
   }
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    writeFileSync(path.join(dir, file), text);
-  }
+  writeFiles(dir, files);
   return dir;
 }
 

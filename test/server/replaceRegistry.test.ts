@@ -4,8 +4,6 @@
  * agents/mcp.json stays the same and closed once it changed, and a registry
  * that cannot be served leaves the previous one in place.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadRegistryOrThrow } from '../../src/registry/load.js';
 import type { Registry } from '../../src/registry/types.js';
@@ -15,17 +13,11 @@ import { MemoryStore } from '../../src/store/memoryStore.js';
 import { upstreamHubFor } from '../../src/upstream/hub.js';
 import { tempDir } from '../support/mcpClients.js';
 import { STDIO_UPSTREAM } from '../support/upstream.js';
+import { writeFiles } from '../support/folders.js';
 
 const MODEL = `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x' });\n`;
 const prompt = (name: string, description: string) =>
   `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: '${name}', toolDescription: '${description}', prompt: 'x', model: 'm', exposeAsTool: true, tools: ['mcp:fx'] });\n`;
-
-function write(dir: string, files: Record<string, string>): void {
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    writeFileSync(path.join(dir, file), text);
-  }
-}
 
 const mcpJson = (timeoutMs: number) =>
   JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [STDIO_UPSTREAM], timeoutMs } } });
@@ -49,14 +41,14 @@ async function serve(dir: string): Promise<{ server: AgentportServer; load: () =
 describe('replacing the registry', () => {
   it('keeps the upstream connections while mcp.json is unchanged, and closes them once it changed', async () => {
     const dir = tempDir('agentport-replace-');
-    write(dir, { 'models/m.ts': MODEL, 'prompts/a.ts': prompt('a', 'First.'), 'mcp.json': mcpJson(30_000) });
+    writeFiles(dir, { 'models/m.ts': MODEL, 'prompts/a.ts': prompt('a', 'First.'), 'mcp.json': mcpJson(30_000) });
     const { server, load } = await serve(dir);
     const runtime = await server.runtime();
     const first = upstreamHubFor(server.registry)!;
     await first.tools('fx');
     expect(first.status()[0]?.state).toBe('ready');
 
-    write(dir, { 'prompts/a.ts': prompt('a', 'Changed.') });
+    writeFiles(dir, { 'prompts/a.ts': prompt('a', 'Changed.') });
     const change = server.replaceRegistry(await load());
     expect(change).toMatchObject({ added: [], removed: [], changed: ['a'] });
     expect(server.tools.map((tool) => tool.description)).toEqual(['Changed.']);
@@ -65,7 +57,7 @@ describe('replacing the registry', () => {
     expect(upstreamHubFor(server.registry)).toBe(first);
     expect(first.status()[0]?.state).toBe('ready');
 
-    write(dir, { 'mcp.json': mcpJson(20_000) });
+    writeFiles(dir, { 'mcp.json': mcpJson(20_000) });
     server.replaceRegistry(await load());
     const second = upstreamHubFor(server.registry)!;
     expect(second).not.toBe(first);
@@ -76,11 +68,11 @@ describe('replacing the registry', () => {
 
   it('keeps serving the previous registry when the new one cannot be served', async () => {
     const dir = tempDir('agentport-replace-');
-    write(dir, { 'models/m.ts': MODEL, 'prompts/a.ts': prompt('a', 'First.'), 'mcp.json': mcpJson(30_000) });
+    writeFiles(dir, { 'models/m.ts': MODEL, 'prompts/a.ts': prompt('a', 'First.'), 'mcp.json': mcpJson(30_000) });
     const { server, load } = await serve(dir);
     const before = server.registry;
     // Tool search (on in aggregator mode) needs the name tool_search for itself.
-    write(dir, { 'prompts/b.ts': prompt('tool_search', 'Clashes.') });
+    writeFiles(dir, { 'prompts/b.ts': prompt('tool_search', 'Clashes.') });
     const next = await load();
     expect(() => server.replaceRegistry(next)).toThrow(/"tool_search" is the name of an exposed tool/);
     expect(server.registry).toBe(before);

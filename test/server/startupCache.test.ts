@@ -3,7 +3,7 @@
  * clean full load, used while every file of the folder is unchanged, ignored
  * and rebuilt otherwise; with it, definition modules are imported on first use.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadForServe } from '../../src/cli/serveRegistry.js';
@@ -11,6 +11,7 @@ import { ToolSearchIndex } from '../../src/search/toolIndex.js';
 import { startupCachePath } from '../../src/server/startupCache/cacheFile.js';
 import { planSurface } from '../../src/server/toolSearchSurface.js';
 import { tempDir } from '../support/mcpClients.js';
+import { writeFiles } from '../support/folders.js';
 
 const MODEL = `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x', apiKeyEnv: 'M_KEY' });\n`;
 
@@ -36,10 +37,7 @@ function folder(): { agentsDir: string; dataDir: string; marker: string } {
     'prompts/alpha.ts': prompt('alpha', `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'yes');`),
     'prompts/beta.ts': prompt('beta'),
   };
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(agentsDir, file)), { recursive: true });
-    writeFileSync(path.join(agentsDir, file), text);
-  }
+  writeFiles(agentsDir, files);
   return { agentsDir, dataDir: path.join(root, '.agentport'), marker };
 }
 

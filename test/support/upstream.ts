@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FIXTURES } from './paths.js';
 import { tempDir } from './mcpClients.js';
+import { writeFiles } from './folders.js';
 
 export const STDIO_UPSTREAM = path.join(FIXTURES, 'upstream', 'stdio.mjs');
 const HTTP_UPSTREAM = path.join(FIXTURES, 'upstream', 'http.mjs');
@@ -102,10 +103,7 @@ export function upstreamAgents(options: { mcp: unknown; prompts: Record<string, 
       `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: ${JSON.stringify(name)}, model: 'm', exposeAsTool: true, ${body} });\n`,
     );
   }
-  for (const [file, text] of Object.entries(options.files ?? {})) {
-    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    writeFileSync(path.join(dir, file), text);
-  }
+  writeFiles(dir, options.files ?? {});
   writeFileSync(path.join(dir, 'mcp.json'), typeof options.mcp === 'string' ? options.mcp : JSON.stringify(options.mcp, null, 2));
   return dir;
 }
