@@ -13,6 +13,7 @@ import { runCli, runCliInProcess } from '../support/cli.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { connectStdio, tempDir } from '../support/mcpClients.js';
 import { REPO_ROOT } from '../support/paths.js';
+import { writeFiles } from '../support/folders.js';
 
 const SCAFFOLD = [
   'models/main.ts',
@@ -122,6 +123,39 @@ describe('agentport init', () => {
     ]);
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toContain('no tsconfig.json: --types type-checks a folder that has one (agentport init writes it)');
+    // The repository's own tsconfig, above it, leaves the fixtures out.
+    expect(doctor.stdout).toContain('tsconfig.json does not include this folder');
+  });
+
+  it("[EC-2] doctor --types uses the tsconfig of the project an agents folder sits in, reporting the folder's errors only", async () => {
+    const project = tempDir('agentport-project-');
+    linkDependencies(project);
+    writeFiles(project, {
+      'package.json': JSON.stringify({ name: 'host-project', private: true, type: 'module' }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        include: ['agents', 'lib'],
+      }),
+      'lib/outside.ts': "export const elsewhere: number = 'not this folder';\n",
+      'agents/models/main.ts':
+        "import { defineModel } from 'agentport-mcp';\nexport default defineModel({ name: 'main', provider: 'openai', model: 'x' });\n",
+      'agents/prompts/p.ts':
+        "import { definePrompt } from 'agentport-mcp';\nconst count: number = 'three';\nexport default definePrompt({ name: 'p', model: 'main', toolDescription: 'Counts.', prompt: `Count ${count}.` });\n",
+    });
+    const doctor = await runCliInProcess(['doctor', '--types', '--no-upstream', '--dir', path.join(project, 'agents')], {
+      env: { OPENAI_API_KEY: 'sk-test' },
+    });
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toMatch(/^error: .*prompts\/p\.ts:2:\d+: TS2322: Type 'string' is not assignable to type 'number'/m);
+    expect(doctor.stdout).not.toContain('outside.ts');
+    expect(doctor.stdout).toMatch(/^types: 1 error\(s\) \(tsc \d+\.\d+\.\d+ --noEmit -p .*tsconfig\.json\)$/m);
   });
 
   it('[EC-2] refuses to overwrite existing files, naming them, and writes nothing', async () => {
