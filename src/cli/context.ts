@@ -8,6 +8,7 @@ import path from 'node:path';
 import { formatIssue, suggestName, type LoadIssue } from '../definitions/issues.js';
 import { discoverDefinitionFiles, KIND_FOLDERS } from '../registry/discover.js';
 import type { Registry } from '../registry/types.js';
+import { TRANSPILE_CACHE_FOLDER } from '../registry/transpile.js';
 
 export interface DirOptions {
   dir?: string;
@@ -69,7 +70,7 @@ export async function loadForCommand(
   const { loadRegistry } = await import('../registry/load.js');
   const { registry, issues, transpileCacheWritten } = await loadRegistry({
     agentsDir,
-    cacheDir: path.join(cacheDirOf(options), 'jiti'),
+    cacheDir: path.join(cacheDirOf(options), TRANSPILE_CACHE_FOLDER),
     ...(load.env ? { env: load.env } : {}),
     ...(load.fresh ? { fresh: true } : {}),
   });

@@ -9,6 +9,7 @@ import type { LoadIssue } from '../definitions/issues.js';
 import { log } from '../log.js';
 import { createLazyRegistry } from '../registry/lazyRegistry.js';
 import { displayPath } from '../registry/load.js';
+import { TRANSPILE_CACHE_FOLDER } from '../registry/transpile.js';
 import { readStartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
 import { startupCacheOf } from '../server/startupCache/build.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
@@ -35,7 +36,7 @@ export interface ServeLoadOptions extends DirOptions {
 export async function loadForServe(options: ServeLoadOptions): Promise<LoadedForServe> {
   const agentsDir = agentsDirOf(options);
   const dataDir = dataDirOf(options);
-  const jitiCache = path.join(cacheDirOf(options), 'jiti');
+  const jitiCache = path.join(cacheDirOf(options), TRANSPILE_CACHE_FOLDER);
   const cacheFile = startupCachePath(dataDir);
   // Stamped before loading: a file changed during the load makes the saved cache stale, never wrong.
   const stamps = stampFolder(agentsDir);

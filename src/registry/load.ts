@@ -83,7 +83,7 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     for (const item of found) addDefinition(draft, item, discovered.file, file, issues, failures);
   }
   // Handed over (copied) to the worker, and no longer kept here.
-  const transpileCacheWritten = transpiler?.finish(loader?.transpiled().splice(0) ?? []);
+  const transpileCacheWritten = transpiler?.finish(loader?.transpiled() ?? []);
 
   const promptyTemplates = new Map<string, LoadedPrompty>();
   const promptyFiles = files.filter((f) => f.format === 'prompty');
@@ -157,7 +157,8 @@ export function definitionsInModule(
   issues: LoadIssue[],
 ): Found[] {
   const found: Found[] = [];
-  for (const [exportName, value] of Object.entries(namespace)) {
+  // In name order, as an ES module's namespace lists them (whichever transform made the module).
+  for (const [exportName, value] of Object.entries(namespace).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const branded = kindOf(value);
     if (exportName === 'default') {
       // An unbranded default export is taken as the folder's kind, so plain objects work too.

@@ -61,7 +61,8 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     import(pathToFileURL(packageEntry()).href) as Promise<ModuleNamespace>,
     zodOf(options.agentsDir),
   ]);
-  const transpiled: Transpiled[] = [];
+  // One entry per file and mode: a helper several definitions import is transpiled again for each (no module cache).
+  const transpiled = new Map<string, Transpiled>();
   const transpiler = options.transpiler;
   const jiti: Jiti = createJiti(import.meta.url, {
     virtualModules: {
@@ -82,7 +83,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
           const result = transformDefinition(transform);
           // jiti caches no failed transform either.
           if (filename && result.error === undefined && !result.code.includes('__JITI_ERROR__')) {
-            transpiled.push({ filename, source, async, code: result.code });
+            transpiled.set(`${filename}:${async}`, { filename, source, async, code: result.code });
           }
           return result;
         }
@@ -92,7 +93,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   return {
     load: options.fresh ? (file) => freshImport(jiti, file, load) : load,
     loadSync: (file) => jiti(file) as ModuleNamespace,
-    transpiled: () => transpiled,
+    transpiled: () => [...transpiled.values()],
   };
 }
 

@@ -3,24 +3,32 @@
  * stripped, ES modules turned into the CommonJS jiti evaluates), which is
  * many times faster than jiti's own babel transform and, being plain
  * JavaScript, travels in a packed bundle to any platform. The output keeps
- * what babel's gives definition files: the same lines, `import.meta.url`,
- * `dirname`, `filename`, `resolve` and `env`, dynamic `import()` through
- * jiti, static imports through jiti's `import` when the file is loaded
- * asynchronously (so an imported file may use top-level await too), and no
- * default-export interop (`interopDefault: false`).
+ * what babel's gives definition files: the same lines, dynamic `import()`
+ * through jiti, static imports through jiti's `import` when the file is
+ * loaded asynchronously (so an imported file may use top-level await too),
+ * and no default-export interop (`interopDefault: false`).
  *
  * A file sucrase does not cover the same way goes to babel, as before: one
  * that sucrase cannot parse (babel then reports the syntax error in the
  * form {@link moduleLoadIssue} reads), decorators, `require`, `import.meta`
- * other than the forms above, JSX, and anything that is not TypeScript.
+ * (rewriting it in sucrase's output would reach strings and regexes too),
+ * `import x = ...` aliases, a local `export { ... }` list (babel refuses an
+ * undeclared name; sucrase drops it as a type), an import after other
+ * top-level code (sucrase does not hoist it), JSX, and anything that is
+ * not TypeScript.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
 import type { TransformOptions, TransformResult } from 'jiti';
 
 type Transform = (options: TransformOptions) => TransformResult;
+
+/**
+ * The transpile cache's folder under the cache directory. jiti keys an entry by the source alone, so entries made by
+ * an earlier transform would be served as they are: the name changes whenever what this module emits does.
+ */
+export const TRANSPILE_CACHE_FOLDER = 'jiti-2';
 
 const require = createRequire(import.meta.url);
 let sucrase: typeof import('sucrase') | undefined;
@@ -40,15 +48,16 @@ function babelTransform(options: TransformOptions): TransformResult {
  * `import.meta` that is not one of the rewritten forms.
  */
 const NEEDS_BABEL =
-  /(?:^|[([,])\s*@[\w$]|\baccessor\s+[\w$#[]|\b(?:namespace|module)\s+[\w$.]+\s*\{|\brequire\s*\(|\bimport\.meta\b(?!\.(?:url|dirname|filename|resolve|env)\b)/m;
-const IMPORT_META = /\bimport\.meta\.(url|dirname|filename|resolve|env)\b/g;
+  /(?:^|[([,])\s*@[\w$]|\baccessor\s+[\w$#[]|\b(?:namespace|module)\s+[\w$.]+\s*\{|\brequire\s*\(|\bimport\.meta\b|\bimport\s+(?:type\s+)?[\w$]+\s*=|\bexport\s*\{[^}]*\}(?!\s*from\b)/m;
 /** sucrase's form of a dynamic `import(x)`: `Promise.resolve().then(() => require(x))`. */
 const DYNAMIC_IMPORT = /Promise\.resolve\(\)\.then\(\(\) => require\(/g;
 const STATIC_REQUIRE = /\brequire\(/g;
 
 export function transformDefinition(options: TransformOptions): TransformResult {
   const { source, filename } = options;
-  if (!options.ts || !filename || /x$/.test(filename) || options.jsx || NEEDS_BABEL.test(source)) return babelTransform(options);
+  if (!options.ts || !filename || /x$/.test(filename) || options.jsx || NEEDS_BABEL.test(source) || importsAfterCode(source)) {
+    return babelTransform(options);
+  }
   sucrase ??= require('sucrase') as typeof import('sucrase');
   let code: string;
   try {
@@ -64,21 +73,7 @@ export function transformDefinition(options: TransformOptions): TransformResult 
     // Babel gives the syntax error with the position and wording users see (or transpiles what sucrase does not know).
     return babelTransform(options);
   }
-  const url = JSON.stringify(pathToFileURL(filename).href);
-  const dirname = JSON.stringify(path.dirname(filename));
-  const file = JSON.stringify(filename);
   code = code
-    .replace(IMPORT_META, (_, what: string) =>
-      what === 'url'
-        ? url
-        : what === 'dirname'
-          ? dirname
-          : what === 'filename'
-            ? file
-            : what === 'resolve'
-              ? 'jitiESMResolve'
-              : 'process.env',
-    )
     .replace(DYNAMIC_IMPORT, 'Promise.resolve().then(() => jitiImport(')
     // The rest are static imports and re-exports, at the top level: loaded the way the file itself is.
     .replace(STATIC_REQUIRE, options.async ? 'await jitiImport(' : 'require(');
@@ -89,6 +84,27 @@ export function transformDefinition(options: TransformOptions): TransformResult 
     return babelTransform(options);
   }
   return { code };
+}
+
+/** A line that starts an import or a re-export, at the top level (column 0). */
+const IMPORT_LINE = /^(?:import\b|export\s*(?:type\s*)?(?:\*|\{[^}]*\})\s*(?:as\s+[\w$]+\s*)?from\b)/;
+/** A line that is no statement of its own: blank, a comment, or the continuation of one (indented, or closing a list). */
+const NOT_A_STATEMENT = /^(?:\s|$|\/\/|\/\*|\*|[}\])])/;
+
+/**
+ * Whether an import follows other top-level code: ES modules (and babel)
+ * run every import first, sucrase where it stands. Judged by lines that
+ * start at column 0, so an indented import after code (or a template
+ * literal line that looks like one) errs toward babel or goes unseen.
+ */
+function importsAfterCode(source: string): boolean {
+  let code = false;
+  for (const line of source.split('\n')) {
+    if (IMPORT_LINE.test(line)) {
+      if (code) return true;
+    } else if (!NOT_A_STATEMENT.test(line)) code = true;
+  }
+  return false;
 }
 
 /** jiti's module wrapper: what it compiles (and V8 then finds in its compilation cache). */

@@ -85,23 +85,26 @@ parentPort.once('message', async (extra) => {
     return file ? { code: file.code } : transformDefinition(options);
   };
   const jiti = createJiti(workerData.parent, { fsCache: workerData.cacheDir, moduleCache: false, interopDefault: false, transform });
-  const entries = [...given.values()].map(({ filename, source, async }) => ({ filename, source, async }));
-  for (const filename of handed) {
-    if (given.has(key(filename, true))) continue;
-    try {
-      entries.push({ filename, source: readFileSync(filename, 'utf8'), async: true });
-    } catch {
-      // Gone since: nothing to cache.
-    }
-  }
   let done = 0;
-  for (const { filename, source, async } of entries) {
+  // One file at a time: its source is read, transpiled and written, then let go.
+  const write = (filename, source, async) => {
     try {
       jiti.transform({ filename, source, ts: /\\.[cm]?tsx?$/.test(filename), async });
       done++;
     } catch {
       // Not written: a later load transpiles it again.
     }
+  };
+  for (const { filename, source, async } of given.values()) write(filename, source, async);
+  for (const filename of handed) {
+    if (given.has(key(filename, true))) continue;
+    let source;
+    try {
+      source = readFileSync(filename, 'utf8');
+    } catch {
+      continue; // gone since: nothing to cache
+    }
+    write(filename, source, true);
   }
   parentPort.postMessage(done);
 });
@@ -130,8 +133,8 @@ export function startTranspiler(files: readonly string[], cacheDir: string): Tra
       parent: import.meta.url,
     },
     transferList: [port2],
-    // Its heap holds the file names and a batch in flight: a small bound, so its garbage is collected rather than kept.
-    resourceLimits: { maxOldGenerationSizeMb: 32 + Math.ceil(files.length / 2048), maxYoungGenerationSizeMb: 8 },
+    // Its heap holds the file names, a batch in flight, and the file being written: V8's own limit, since a cap sized by
+    // file count ran out on folders of big files (and a worker that dies writes no cache).
     stdout: true,
     stderr: true,
   });

@@ -76,4 +76,42 @@ describe('transpiling definition files', () => {
     expect(issue.message).toMatch(/^cannot load: syntax error: Unexpected token\n> 1 \| export default/);
     expect(readFileSync(broken, 'utf8')).toContain(',,');
   });
+
+  it('keeps what ES modules do where sucrase would not: hoisted imports, text that mentions import.meta, alias imports, undeclared exports', async () => {
+    const dir = folder({
+      'lib/h.ts': "((globalThis as any).__order ??= []).push('h');\nexport const helperValue = 'hv';\nexport const shapes = { a: 'A' };\n",
+      'prompts/late.ts': [
+        "(globalThis as any).__order.push('main');",
+        'const early = helperValue;',
+        "import { helperValue } from '../lib/h';",
+        'export default { early };',
+      ].join('\n'),
+      'prompts/text.ts': [
+        'export const text = `Vite exposes import.meta.env.VITE_KEY and import.meta.url`;',
+        "export const single = 'see import.meta.url';",
+        'export const matches = /import.meta.url/.test("import.meta.url");',
+      ].join('\n'),
+      'prompts/alias.ts': "import * as s from '../lib/h';\nimport A = s.shapes;\nexport default { a: A.a };\n",
+      'prompts/typo.ts': 'const declared = 1;\nexport { declared, typo };\n',
+    });
+    const loader = await createModuleLoader({ agentsDir: dir, cacheDir: false });
+    const order: string[] = [];
+    (globalThis as { __order?: string[] }).__order = order;
+    try {
+      expect((await loader.load(path.join(dir, 'prompts', 'late.ts'))).default).toEqual({ early: 'hv' });
+      expect(order).toEqual(['h', 'main']);
+      expect(await loader.load(path.join(dir, 'prompts', 'text.ts'))).toMatchObject({
+        text: 'Vite exposes import.meta.env.VITE_KEY and import.meta.url',
+        single: 'see import.meta.url',
+        matches: true,
+      });
+      expect((await loader.load(path.join(dir, 'prompts', 'alias.ts'))).default).toEqual({ a: 'A' });
+    } finally {
+      delete (globalThis as { __order?: string[] }).__order;
+    }
+    const typo = path.join(dir, 'prompts', 'typo.ts');
+    const issue = moduleLoadIssue(await loader.load(typo).catch((e: unknown) => e), typo, 'prompts/typo.ts');
+    expect(issue.file).toMatch(/^prompts\/typo\.ts:2:\d+$/);
+    expect(issue.message).toContain('typo');
+  });
 });
