@@ -80,13 +80,7 @@ export class ToolSearchIndex {
     }
     index.terms = terms;
     index.ranker = new Ranker(terms, (doc) => index.nameOfDoc(doc), options);
-    for (const tool of tools) {
-      index.entries.set(tool.name, { tool, document: toolDocument(tool) });
-      const lower = tool.name.toLowerCase();
-      const same = index.byLowerName.get(lower);
-      if (same === undefined) index.byLowerName.set(lower, [tool.name]);
-      else same.push(tool.name);
-    }
+    for (const tool of tools) index.keep(tool, toolDocument(tool));
     return index;
   }
 
@@ -118,12 +112,17 @@ export class ToolSearchIndex {
       if (this.entries.has(tool.name)) this.remove([tool.name]);
       const document = toolDocument(tool);
       this.terms.add(document);
-      this.entries.set(tool.name, { tool, document });
-      const lower = tool.name.toLowerCase();
-      const same = this.byLowerName.get(lower);
-      if (same === undefined) this.byLowerName.set(lower, [tool.name]);
-      else same.push(tool.name);
+      this.keep(tool, document);
     }
+  }
+
+  /** Keeps an indexed tool and finds it by its name in any case. */
+  private keep(tool: SearchableTool, document: ToolDocument): void {
+    this.entries.set(tool.name, { tool, document });
+    const lower = tool.name.toLowerCase();
+    const same = this.byLowerName.get(lower);
+    if (same === undefined) this.byLowerName.set(lower, [tool.name]);
+    else same.push(tool.name);
   }
 
   /** Removes tools by name; unknown names are ignored. Returns how many were removed. */

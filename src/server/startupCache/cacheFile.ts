@@ -105,16 +105,21 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     outputSchemas: outputSchemas as CacheFile['outputSchemas'],
     tools,
   };
+  writeJsonAtomically(file, content);
+  return id;
+}
+
+/** Writes `value` as JSON through a temporary file and a rename, so a reader never sees half a file. */
+export function writeJsonAtomically(file: string, value: unknown): void {
   mkdirSync(path.dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.tmp`;
   try {
-    writeFileSync(temporary, JSON.stringify(content));
+    writeFileSync(temporary, JSON.stringify(value));
     renameSync(temporary, file);
   } catch (error) {
     rmSync(temporary, { force: true });
     throw error;
   }
-  return id;
 }
 
 /** Enough of the shape to read it safely; the format number and version guard the rest. */

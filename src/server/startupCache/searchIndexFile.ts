@@ -6,10 +6,11 @@
  * index of another catalogue is never used; it is written once built, when
  * there was none to restore. Written to a temporary file and renamed.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { log } from '../../log.js';
 import type { SavedSearchIndex } from '../toolSearchSurface.js';
+import { writeJsonAtomically } from './cacheFile.js';
 import { VERSION } from '../version.js';
 
 const SEARCH_INDEX_FILE = 'search-v1.json';
@@ -35,13 +36,9 @@ export function savedSearchIndex(dataDir: string, catalogId: string): SavedSearc
     },
     write(index) {
       const content: SearchIndexFile = { agentport: VERSION, catalog: catalogId, index };
-      const temporary = `${file}.${process.pid}.tmp`;
       try {
-        mkdirSync(path.dirname(file), { recursive: true });
-        writeFileSync(temporary, JSON.stringify(content));
-        renameSync(temporary, file);
+        writeJsonAtomically(file, content);
       } catch (error) {
-        rmSync(temporary, { force: true });
         log.warn(`search index not saved (${error instanceof Error ? error.message : String(error)}): the next start builds it again`);
       }
     },
