@@ -55,6 +55,7 @@ import {
   buildFileRef,
   buildMessage,
   buildThread,
+  compareThreads,
   copyBytes,
   errnoCode,
   isStoredMessage,
@@ -223,11 +224,6 @@ interface ParsedLog {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function compareThreads(a: ThreadRecord, b: ThreadRecord): number {
-  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /** Writes a file so that readers see either the old or the new content, never a partial one. */
@@ -432,7 +428,7 @@ export class FileStore implements Store {
     this.adoptFile(id, fd);
     this.unwritten.delete(id);
     this.makeSpares();
-    return JSON.stringify({ version: FILE_STORE_FORMAT_VERSION, thread: record }) + '\n';
+    return headerLine(record);
   }
 
   /**
@@ -465,10 +461,11 @@ export class FileStore implements Store {
     return undefined;
   }
 
-  /** Makes sure the thread's log exists (for what is kept beside it: files and variables). */
-  private materializeAlone(id: string, state: AppendState): void {
-    const header = this.materialize(id);
-    if (header !== '') this.writeLine(id, state, Buffer.from(header, 'utf8'), true);
+  /** Writes a thread created here to disk on its own (before what is kept beside its log: files and variables). */
+  private async materializeAlone(id: string): Promise<void> {
+    if (!this.unwritten.has(id)) return;
+    const state = await this.appendStateFor(id);
+    this.writeLine(id, state, Buffer.from(this.materialize(id), 'utf8'), true);
   }
 
   private async requireThread(id: string): Promise<ThreadRecord> {
@@ -516,15 +513,14 @@ export class FileStore implements Store {
     assertValidThreadId(id);
     return this.queue.run(id, async () => {
       const next = patchThread(await this.requireThread(id), patch);
-      const state = await this.appendStateFor(id);
       if (this.unwritten.has(id)) {
         // The first line holds the record as it is now.
         this.threads.set(id, next);
-        this.materializeAlone(id, state);
+        await this.materializeAlone(id);
       } else {
         const set: ThreadSet = { status: next.status, updatedAt: next.updatedAt };
         if (patch.meta !== undefined) set.meta = next.meta;
-        await this.appendLine(id, state, { op: 'thread', set });
+        await this.appendLine(id, await this.appendStateFor(id), { op: 'thread', set });
       }
       this.remember(next);
       return jsonCopy(next, 'thread');
@@ -580,12 +576,10 @@ export class FileStore implements Store {
   private async readLog(id: string): Promise<ParsedLog | undefined> {
     const file = this.logFile(id);
     const buf = await this.logBytes(id);
-    if (buf === undefined) return undefined;
-    const headerEnd = buf.indexOf(0x0a);
-    if (headerEnd < 0) return undefined;
-    const header = parseHeader(buf.subarray(0, headerEnd).toString('utf8'), file);
-    if (header.id !== id) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid record for thread ${id}`);
-    let record = header;
+    const header = buf && headerOf(buf, file, id);
+    if (!buf || !header) return undefined;
+    const headerEnd = header.end;
+    let record = header.record;
     const completeBytes = buf.lastIndexOf(0x0a) + 1;
     const replay = new MessageReplay();
     const take = (line: LogLine) => {
@@ -920,7 +914,7 @@ export class FileStore implements Store {
     const bytes = copyBytes(data); // the caller may reuse its buffer while we wait our turn
     return this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
-      if (this.unwritten.has(threadId)) this.materializeAlone(threadId, await this.appendStateFor(threadId));
+      await this.materializeAlone(threadId);
       const filesDir = this.filesDir(threadId);
       await mkdir(filesDir, { recursive: true });
       const { hostPath } = await resolveThreadFile(filesDir, threadPath);
@@ -1063,7 +1057,7 @@ export class FileStore implements Store {
     const incoming = validateVariables(threadId, values);
     await this.queue.run(threadId, async () => {
       await this.requireThread(threadId);
-      if (this.unwritten.has(threadId)) this.materializeAlone(threadId, await this.appendStateFor(threadId));
+      await this.materializeAlone(threadId);
       const existing = await this.readVariables(threadId);
       const key = incoming.some((v) => v.secret) ? await this.key() : undefined;
       const stored = incoming.map((v): StoredVariable => {
@@ -1219,12 +1213,26 @@ function isThreadOp(value: StoredMessage | LogOp): value is Extract<LogOp, { op:
   return 'op' in value && value.op === 'thread' && !('seq' in value);
 }
 
+/** A log's first line: the thread record as created, and where the line ends; `undefined` before it is whole. */
+function headerOf(buf: Buffer, file: string, id: string): { record: ThreadRecord; end: number } | undefined {
+  const end = buf.indexOf(0x0a);
+  if (end < 0) return undefined;
+  const record = parseHeader(buf.subarray(0, end).toString('utf8'), file);
+  if (record.id !== id) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid record for thread ${id}`);
+  return { record, end };
+}
+
+/** A log's first line for `record`. */
+function headerLine(record: ThreadRecord): string {
+  return JSON.stringify({ version: FILE_STORE_FORMAT_VERSION, thread: record }) + '\n';
+}
+
 /** The record a log holds: its first line with every `thread` line applied (the only lines parsed). */
 function recordOf(buf: Buffer, file: string, id: string): ThreadRecord | undefined {
-  const headerEnd = buf.indexOf(0x0a);
-  if (headerEnd < 0) return undefined;
-  let record = parseHeader(buf.subarray(0, headerEnd).toString('utf8'), file);
-  if (record.id !== id) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid record for thread ${id}`);
+  const header = headerOf(buf, file, id);
+  if (header === undefined) return undefined;
+  const headerEnd = header.end;
+  let record = header.record;
   // JSON.stringify writes `op` first: a thread line starts so, and no message line does (they start with "id").
   const marker = Buffer.from('\n{"op":"thread"');
   for (let at = buf.indexOf(marker, headerEnd); at >= 0; at = buf.indexOf(marker, at + 1)) {
@@ -1264,7 +1272,7 @@ async function migrateThread(folder: string, logFile: string, id: string): Promi
       parseLine(last.toString('utf8')) ? Buffer.concat([last, Buffer.from('\n')]) : Buffer.alloc(0),
     ]);
   }
-  const header = JSON.stringify({ version: FILE_STORE_FORMAT_VERSION, thread: record }) + '\n';
+  const header = headerLine(record);
   const tmp = path.join(path.dirname(logFile), `.agentport-tmp-${randomUUID()}`);
   try {
     await writeFile(tmp, Buffer.concat([Buffer.from(header, 'utf8'), lines]), { flush: true });

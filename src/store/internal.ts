@@ -64,6 +64,12 @@ export class KeyedQueue {
 const ROLES: ReadonlySet<string> = new Set<Role>(['system', 'user', 'assistant', 'tool']);
 const STATUSES: ReadonlySet<string> = new Set<ThreadStatus>(['idle', 'running', 'completed', 'failed', 'cancelled', 'interrupted']);
 
+/** Threads in the order `listThreads` gives them: oldest first, then by id. */
+export function compareThreads(a: ThreadRecord, b: ThreadRecord): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 /** Whether a value is one of the thread statuses. */
 export function isThreadStatus(value: unknown): value is ThreadStatus {
   return typeof value === 'string' && STATUSES.has(value);

@@ -8,6 +8,7 @@ import {
   buildFileRef,
   buildMessage,
   buildThread,
+  compareThreads,
   copyBytes,
   jsonCopy,
   mergeByName,
@@ -68,9 +69,7 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.listThreads} */
   async listThreads(): Promise<ThreadRecord[]> {
-    return [...this.threads.values()]
-      .map((t) => jsonCopy(t.record, 'thread'))
-      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return [...this.threads.values()].map((t) => jsonCopy(t.record, 'thread')).sort(compareThreads);
   }
 
   /** {@inheritDoc Store.appendMessage} */

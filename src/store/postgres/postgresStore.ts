@@ -24,6 +24,7 @@ import {
   buildFileRef,
   buildMessage,
   buildThread,
+  compareThreads,
   copyBytes,
   jsonCopy,
   KeyedQueue,
@@ -164,26 +165,25 @@ export class PostgresStore implements Store {
       this.unwritten.set(record.id, record);
       return jsonCopy(record, 'thread');
     }
+    if (!(await this.insertThread(record))) throw new AgentportError('THREAD_EXISTS', `Thread ${record.id} already exists`);
+    return record;
+  }
+
+  /** Inserts a thread's row unless one with its id is there; whether it did. */
+  private async insertThread(record: ThreadRecord): Promise<boolean> {
     const { rowCount } = await this.query(
       'INSERT INTO $schema.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING',
       [record.id, JSON.stringify(record), record.status, record.createdAt],
     );
-    if (!rowCount) throw new AgentportError('THREAD_EXISTS', `Thread ${record.id} already exists`);
-    return record;
+    return Boolean(rowCount);
   }
 
   /** Writes a thread created here to the database, with `record` (inside the thread's queue). */
   private async materialize(id: string, record?: ThreadRecord): Promise<void> {
     const pending = this.unwritten.get(id);
     if (pending === undefined) return;
-    const row = record ?? pending;
     // A row already there is this one, written by an earlier try whose answer was lost.
-    await this.query('INSERT INTO $schema.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING', [
-      id,
-      JSON.stringify(row),
-      row.status,
-      row.createdAt,
-    ]);
+    await this.insertThread(record ?? pending);
     this.unwritten.delete(id);
   }
 
@@ -223,9 +223,7 @@ export class PostgresStore implements Store {
     const { rows } = await this.query<{ id: string; record: string }>('SELECT id, record FROM $schema.threads');
     const stored = rows.map((row) => parse<ThreadRecord>(row.record, `thread ${row.id}`));
     const ids = new Set(stored.map((r) => r.id));
-    return [...stored, ...pending.filter((r) => !ids.has(r.id))].sort((a, b) =>
-      a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
-    );
+    return [...stored, ...pending.filter((r) => !ids.has(r.id))].sort(compareThreads);
   }
 
   /** {@inheritDoc Store.appendMessage} The seq comes from the thread's row, locked for the statement. */
