@@ -46,7 +46,7 @@ export interface ModuleLoader {
    * top-level await loads only through {@link load}.
    */
   loadSync(file: string): ModuleNamespace;
-  /** With a `transpiler`: the files this loader transpiled itself, for the cache. */
+  /** With a `transpiler`: hands over the files this loader transpiled itself (for the cache) and keeps none. */
   transpiled(): Transpiled[];
 }
 
@@ -93,7 +93,11 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   return {
     load: options.fresh ? (file) => freshImport(jiti, file, load) : load,
     loadSync: (file) => jiti(file) as ModuleNamespace,
-    transpiled: () => [...transpiled.values()],
+    transpiled: () => {
+      const files = [...transpiled.values()];
+      transpiled.clear();
+      return files;
+    },
   };
 }
 

@@ -44,8 +44,8 @@ function babelTransform(options: TransformOptions): TransformResult {
  * What sends a file to babel: a decorator (`@name` first on a line or after a
  * bracket or comma; sucrase leaves them as written) or an `accessor` field, a
  * namespace or `module` block (sucrase drops them), a `require(` call (sucrase's
- * output must hold only the calls it generated, see below), or an
- * `import.meta` that is not one of the rewritten forms.
+ * output must hold only the calls it generated, see below), `import.meta`,
+ * an `import x = ...` alias, or a local `export { ... }` list (see the module comment).
  */
 const NEEDS_BABEL =
   /(?:^|[([,])\s*@[\w$]|\baccessor\s+[\w$#[]|\b(?:namespace|module)\s+[\w$.]+\s*\{|\brequire\s*\(|\bimport\.meta\b|\bimport\s+(?:type\s+)?[\w$]+\s*=|\bexport\s*\{[^}]*\}(?!\s*from\b)/m;
