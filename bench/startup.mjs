@@ -24,7 +24,7 @@ export async function run() {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
   const agentport = [path.join(ROOT, 'dist', 'cli', 'main.js'), 'serve', '--dir', path.join(ROOT, 'bench', 'fixtures', 'one-prompt')];
   const bare = [path.join(ROOT, 'bench', 'bare-server.mjs')];
-  // Warm the file system cache and jiti's transpile cache once.
+  // Warm the file system cache (and babel's cache, for files that need it) once.
   await timeToList(agentport, { AGENTPORT_DATA_DIR: dataDir });
   await timeToList(bare);
   const a = [];
@@ -37,7 +37,7 @@ export async function run() {
   return [
     '## Start-up (spawn to first tools/list)',
     '',
-    `Median of ${RUNS} alternating runs through the MCP client over stdio; agentport serves one exposed prompt (jiti cache warm).`,
+    `Median of ${RUNS} alternating runs through the MCP client over stdio; agentport serves one exposed prompt (caches warm).`,
     '',
     '| server | median ms | ratio |',
     '|---|---|---|',

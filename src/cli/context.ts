@@ -52,8 +52,6 @@ export interface LoadedForCommand {
   registry: Registry;
   issues: LoadIssue[];
   errors: LoadIssue[];
-  /** A big folder's transpile cache, still being written in the background (registry/transpileCache.ts). */
-  transpileCacheWritten?: Promise<number>;
 }
 
 /**
@@ -68,7 +66,7 @@ export async function loadForCommand(
   await assertAgentsDir(agentsDir, options);
   // Loaded here, not at the top: --help, --version, init and refusals never pay for the loader and zod.
   const { loadRegistry } = await import('../registry/load.js');
-  const { registry, issues, transpileCacheWritten } = await loadRegistry({
+  const { registry, issues } = await loadRegistry({
     agentsDir,
     cacheDir: path.join(cacheDirOf(options), TRANSPILE_CACHE_FOLDER),
     ...(load.env ? { env: load.env } : {}),
@@ -78,7 +76,6 @@ export async function loadForCommand(
     registry,
     issues,
     errors: issues.filter((i) => i.severity === 'error'),
-    ...(transpileCacheWritten ? { transpileCacheWritten } : {}),
   };
 }
 

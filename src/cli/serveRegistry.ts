@@ -36,7 +36,7 @@ export interface ServeLoadOptions extends DirOptions {
 export async function loadForServe(options: ServeLoadOptions): Promise<LoadedForServe> {
   const agentsDir = agentsDirOf(options);
   const dataDir = dataDirOf(options);
-  const jitiCache = path.join(cacheDirOf(options), TRANSPILE_CACHE_FOLDER);
+  const transpileCache = path.join(cacheDirOf(options), TRANSPILE_CACHE_FOLDER);
   const cacheFile = startupCachePath(dataDir);
   // Stamped before loading: a file changed during the load makes the saved cache stale, never wrong.
   const stamps = stampFolder(agentsDir);
@@ -54,7 +54,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
       secretNames: cached.secretNames,
       ...(upstream ? { upstream } : {}),
       warnings: issues.filter((issue) => issue.severity === 'warning'),
-      cacheDir: jitiCache,
+      cacheDir: transpileCache,
     });
     return {
       registry,
@@ -69,14 +69,13 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   // Only a folder without a cache of its own is checked (loadForCommand): a cached one passed these checks and has not changed.
   const full = await loadForCommand(options, options.env ? { env: options.env } : {});
   const { registry, issues, errors } = full;
-  const background = full.transpileCacheWritten ? { transpileCacheWritten: full.transpileCacheWritten } : {};
-  if (errors.length) return { registry, issues, errors, startupCache: 'miss', ...background };
+  if (errors.length) return { registry, issues, errors, startupCache: 'miss' };
   let tools: ExposedTool[];
   try {
     tools = buildToolCatalog(registry);
   } catch {
     // An unreadable icon: the server reports it when it builds the catalogue itself.
-    return { registry, issues, errors, startupCache: 'miss', ...background };
+    return { registry, issues, errors, startupCache: 'miss' };
   }
   const content = startupCacheOf(
     registry,
@@ -94,5 +93,5 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
       );
     }
   }
-  return { registry, issues, errors, tools, startupCache: 'miss', ...background, ...saved };
+  return { registry, issues, errors, tools, startupCache: 'miss', ...saved };
 }

@@ -42,7 +42,7 @@ export interface LazyRegistryOptions {
   secretNames: SecretNames;
   upstream?: UpstreamConfig;
   warnings?: LoadIssue[];
-  /** jiti's transpile cache folder; `false` turns it off. */
+  /** Where babel's output is cached (transpile.ts); `false` turns it off. */
   cacheDir: string | false;
 }
 

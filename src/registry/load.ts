@@ -14,14 +14,14 @@ import { registryLoadError } from './errors.js';
 import { LoadFailures } from './failures.js';
 import { createModuleLoader, moduleLoadIssue, type ModuleLoader } from './loadModule.js';
 import { checkReferences } from './references.js';
-import { DEFER_CACHE_MIN_FILES, startTranspiler, uncachedCount } from './transpileCache.js';
+import { TRANSPILE_AHEAD_MIN_FILES, startTranspiler, type Transpiler } from './transpileAhead.js';
 import type { AnyToolDefinition, Entry, Registry } from './types.js';
 import type { LoadedPrompty } from '../prompty/types.js';
 import { loadUpstreamConfig } from '../upstream/config.js';
 
 export interface LoadRegistryOptions {
   agentsDir: string;
-  /** jiti's transpile cache folder; `false` turns the cache off. */
+  /** Where babel's output is cached (transpile.ts); `false` turns the cache off. */
   cacheDir?: string | false;
   /** Where `${env:...}` in agents/mcp.json is looked up (default: process.env). */
   env?: Readonly<Record<string, string | undefined>>;
@@ -32,8 +32,6 @@ export interface LoadRegistryOptions {
 export interface LoadRegistryResult {
   registry: Registry;
   issues: LoadIssue[];
-  /** A big folder's transpile cache, written in the background (transpileCache.ts): how many entries, once done. */
-  transpileCacheWritten?: Promise<number>;
 }
 
 export interface Found {
@@ -45,17 +43,29 @@ export interface Found {
 
 export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRegistryResult> {
   const agentsDir = path.resolve(options.agentsDir);
+  const files = await discoverDefinitionFiles(agentsDir);
+  const moduleFiles = files.filter((f) => f.format === 'module');
+  // A big folder: transpiled ahead on a worker.
+  const typescript = moduleFiles.map((f) => f.file).filter((file) => /\.m?ts$/.test(file));
+  const transpiler = typescript.length >= TRANSPILE_AHEAD_MIN_FILES ? startTranspiler(typescript) : undefined;
+  try {
+    return await loadFiles(options, agentsDir, files, transpiler);
+  } finally {
+    // Every module is loaded: the worker's core is free for the rest.
+    transpiler?.stop();
+  }
+}
+
+async function loadFiles(
+  options: LoadRegistryOptions,
+  agentsDir: string,
+  files: DiscoveredFile[],
+  transpiler: Transpiler | undefined,
+): Promise<LoadRegistryResult> {
   const issues: LoadIssue[] = [];
   // What failed, so references to it say why instead of "unknown".
   const failures = new LoadFailures();
-  const files = await discoverDefinitionFiles(agentsDir);
   const moduleFiles = files.filter((f) => f.format === 'module');
-  // A big folder mostly missing from the transpile cache: transpiled ahead on a worker, the cache written afterwards.
-  const typescript = moduleFiles.map((f) => f.file).filter((file) => /\.m?ts$/.test(file));
-  const transpiler =
-    options.cacheDir && typescript.length >= DEFER_CACHE_MIN_FILES && uncachedCount(typescript, options.cacheDir) >= DEFER_CACHE_MIN_FILES
-      ? startTranspiler(typescript, options.cacheDir)
-      : undefined;
   const loader = moduleFiles.length
     ? await createModuleLoader({
         agentsDir,
@@ -82,8 +92,7 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     const found = await importDefinitions(loader!, discovered, file, issues, failures);
     for (const item of found) addDefinition(draft, item, discovered.file, file, issues, failures);
   }
-  // Handed over (copied) to the worker, and no longer kept here.
-  const transpileCacheWritten = transpiler?.finish(loader?.transpiled() ?? []);
+  transpiler?.stop();
 
   const promptyTemplates = new Map<string, LoadedPrompty>();
   const promptyFiles = files.filter((f) => f.format === 'prompty');
@@ -117,7 +126,7 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
     if (prompt) prompt.prompty = prompty;
   }
   const registry: Registry = { ...draft, prompts, warnings: issues.filter((i) => i.severity === 'warning') };
-  return { registry, issues, ...(transpileCacheWritten ? { transpileCacheWritten } : {}) };
+  return { registry, issues };
 }
 
 /**

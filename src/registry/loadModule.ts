@@ -16,23 +16,18 @@ import type { Jiti } from 'jiti';
 import { codeFrame } from '../definitions/codeFrame.js';
 import type { LoadIssue } from '../definitions/issues.js';
 import { transformDefinition } from './transpile.js';
-import type { Transpiled, Transpiler } from './transpileCache.js';
+import type { Transpiler } from './transpileAhead.js';
 
 /** The specifiers definition files import agentport's API from. */
 export const PACKAGE_SPECIFIERS = ['agentport-mcp', 'agentport', '@standardagents/spec'] as const;
 
 export interface ModuleLoaderOptions {
   agentsDir: string;
-  /** Folder for jiti's transpile cache; `false` disables it. */
+  /** Where babel's output is cached (transpile.ts); `false`: nowhere. */
   cacheDir: string | false;
   /** The files may have been imported before in this process (a reload): their current contents must load. */
   fresh?: boolean;
-  /**
-   * A big folder's first load (transpileCache.ts): files come transpiled from
-   * this worker when it has them ready; the cache is neither read nor
-   * written, and what the load transpiles itself is kept for
-   * {@link ModuleLoader.transpiled}.
-   */
+  /** A big folder's load (transpileAhead.ts): files come transpiled from this worker when it has them ready. */
   transpiler?: Transpiler;
 }
 
@@ -46,8 +41,6 @@ export interface ModuleLoader {
    * top-level await loads only through {@link load}.
    */
   loadSync(file: string): ModuleNamespace;
-  /** With a `transpiler`: hands over the files this loader transpiled itself (for the cache) and keeps none. */
-  transpiled(): Transpiled[];
 }
 
 export async function createModuleLoader(options: ModuleLoaderOptions): Promise<ModuleLoader> {
@@ -61,43 +54,28 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     import(pathToFileURL(packageEntry()).href) as Promise<ModuleNamespace>,
     zodOf(options.agentsDir),
   ]);
-  // One entry per file and mode: a helper several definitions import is transpiled again for each (no module cache).
-  const transpiled = new Map<string, Transpiled>();
-  const transpiler = options.transpiler;
+  const { transpiler, cacheDir } = options;
   const jiti: Jiti = createJiti(import.meta.url, {
     virtualModules: {
       ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, api])),
       ...(ownZod.shared ? { zod: ownZod.module } : {}),
     },
     alias: ownZod.shared ? {} : { zod: ownZod.path },
-    fsCache: transpiler ? false : options.cacheDir,
+    // jiti's own cache would keep an entry per file; only babel's output is worth keeping (transpile.ts).
+    fsCache: false,
     moduleCache: false,
     interopDefault: false,
     // sucrase, with babel for what it does not cover (transpile.ts).
-    transform: transpiler
-      ? (transform) => {
-          const { filename, source } = transform;
-          const async = transform.async === true;
-          const ready = filename ? transpiler.take(filename, source, async) : undefined;
-          if (ready !== undefined) return { code: ready };
-          const result = transformDefinition(transform);
-          // jiti caches no failed transform either.
-          if (filename && result.error === undefined && !result.code.includes('__JITI_ERROR__')) {
-            transpiled.set(`${filename}:${async}`, { filename, source, async, code: result.code });
-          }
-          return result;
-        }
-      : transformDefinition,
+    transform: (transform) => {
+      const ready =
+        transpiler && transform.filename ? transpiler.take(transform.filename, transform.source, transform.async === true) : undefined;
+      return ready === undefined ? transformDefinition(transform, cacheDir) : { code: ready };
+    },
   });
   const load = (file: string) => jiti.import<ModuleNamespace>(file);
   return {
     load: options.fresh ? (file) => freshImport(jiti, file, load) : load,
     loadSync: (file) => jiti(file) as ModuleNamespace,
-    transpiled: () => {
-      const files = [...transpiled.values()];
-      transpiled.clear();
-      return files;
-    },
   };
 }
 

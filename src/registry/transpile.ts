@@ -16,7 +16,14 @@
  * undeclared name; sucrase drops it as a type), an import after other
  * top-level code (sucrase does not hoist it), JSX, and anything that is
  * not TypeScript.
+ *
+ * Only babel's output is cached, one file per transpiled source: sucrase
+ * transpiles a file in less time than reading a cache entry takes, and
+ * writing thousands of entries cost a big folder's first start more than
+ * all of its transpiling.
  */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
@@ -25,10 +32,10 @@ import type { TransformOptions, TransformResult } from 'jiti';
 type Transform = (options: TransformOptions) => TransformResult;
 
 /**
- * The transpile cache's folder under the cache directory. jiti keys an entry by the source alone, so entries made by
- * an earlier transform would be served as they are: the name changes whenever what this module emits does.
+ * The folder of babel's cached output under the cache directory. Its name changes whenever what this module emits
+ * does, so no entry of an earlier transform is served.
  */
-export const TRANSPILE_CACHE_FOLDER = 'jiti-2';
+export const TRANSPILE_CACHE_FOLDER = 'babel-1';
 
 const require = createRequire(import.meta.url);
 let sucrase: typeof import('sucrase') | undefined;
@@ -53,10 +60,23 @@ const NEEDS_BABEL =
 const DYNAMIC_IMPORT = /Promise\.resolve\(\)\.then\(\(\) => require\(/g;
 const STATIC_REQUIRE = /\brequire\(/g;
 
-export function transformDefinition(options: TransformOptions): TransformResult {
+/**
+ * A definition file transpiled for jiti: by sucrase, or by babel (its output
+ * cached in `cacheDir`, unless that is false).
+ */
+export function transformDefinition(options: TransformOptions, cacheDir: string | false = false): TransformResult {
+  const code = sucraseTransform(options);
+  return code === undefined ? cachedBabelTransform(options, cacheDir) : { code };
+}
+
+/**
+ * sucrase's output for jiti, or undefined for a file that goes to babel (see the module comment).
+ * @public (the transpile-ahead worker imports it by path: transpileAhead.ts)
+ */
+export function sucraseTransform(options: TransformOptions): string | undefined {
   const { source, filename } = options;
   if (!options.ts || !filename || /x$/.test(filename) || options.jsx || NEEDS_BABEL.test(source) || importsAfterCode(source)) {
-    return babelTransform(options);
+    return undefined;
   }
   sucrase ??= require('sucrase') as typeof import('sucrase');
   let code: string;
@@ -71,7 +91,7 @@ export function transformDefinition(options: TransformOptions): TransformResult 
     }).code;
   } catch {
     // Babel gives the syntax error with the position and wording users see (or transpiles what sucrase does not know).
-    return babelTransform(options);
+    return undefined;
   }
   code = code
     .replace(DYNAMIC_IMPORT, 'Promise.resolve().then(() => jitiImport(')
@@ -81,9 +101,43 @@ export function transformDefinition(options: TransformOptions): TransformResult 
   try {
     new Script(wrapped(code, options.async === true), { filename });
   } catch {
-    return babelTransform(options);
+    return undefined;
   }
-  return { code };
+  return code;
+}
+
+/**
+ * babel's output, from the cache when an entry was made from the same file, source and mode. A failed transform
+ * (its error thrown, or jiti's error stub returned) is not cached; neither is anything when the cache cannot be written.
+ */
+function cachedBabelTransform(options: TransformOptions, cacheDir: string | false): TransformResult {
+  if (!cacheDir || !options.filename) return babelTransform(options);
+  const key = createHash('sha256')
+    // What else shapes babel's output: jiti's settings, the same for every load here but for its source maps.
+    .update(
+      `${TRANSPILE_CACHE_FOLDER}\0${options.filename}\0${options.async === true}\0${options.retainLines === true}\0${JSON.stringify(options.babel ?? {})}\0`,
+    )
+    .update(options.source)
+    .digest('hex')
+    .slice(0, 40);
+  const entry = path.join(cacheDir, `${key}.js`);
+  try {
+    return { code: readFileSync(entry, 'utf8') };
+  } catch {
+    // Not cached yet.
+  }
+  const result = babelTransform(options);
+  if (result.error !== undefined || result.code.includes('__JITI_ERROR__')) return result;
+  try {
+    mkdirSync(cacheDir, { recursive: true });
+    // Whole or not at all, whoever else writes the same entry at the same time.
+    const temp = `${entry}.${process.pid}.${Date.now()}.tmp`;
+    writeFileSync(temp, result.code);
+    renameSync(temp, entry);
+  } catch {
+    // Only speed depends on the cache.
+  }
+  return result;
 }
 
 /** A line that starts an import or a re-export, at the top level (column 0). */

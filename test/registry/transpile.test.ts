@@ -5,7 +5,7 @@
  * without interop, and what sucrase leaves to babel (namespaces, decorators,
  * code it would pass through invalid). Loaded through the real module loader.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -50,10 +50,22 @@ describe('transpiling definition files', () => {
     expect(later.named).toBe(1);
     expect((module.default as { prompt: string }).prompt).toBe('hello');
 
-    // The transpiled files are in the cache, and a new loader reads them from there.
-    expect(readdirSync(cacheDir).some((entry) => entry.startsWith('prompts-p.'))).toBe(true);
+    // Only babel's output is cached (p.ts mentions import.meta); a new loader reads it from there.
+    const entries = readdirSync(cacheDir);
+    expect(entries).toHaveLength(1);
     const again = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
     expect(again.meta).toEqual(module.meta);
+    expect(readdirSync(cacheDir)).toEqual(entries);
+    // What is served is the entry (rewritten here), not a new transform.
+    const entry = path.join(cacheDir, entries[0]!);
+    writeFileSync(entry, readFileSync(entry, 'utf8').replace('prompt: _waits.greeting', "prompt: 'from the cache'"));
+    const cached = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
+    expect((cached.default as { prompt: string }).prompt).toBe('from the cache');
+    // A changed source is transpiled again, into an entry of its own.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('greeting as Text', "'changed'"));
+    const changed = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
+    expect((changed.default as { prompt: string }).prompt).toBe('changed');
+    expect(readdirSync(cacheDir)).toHaveLength(2);
     // Synchronously, top-level await cannot load (as before).
     expect(() => loader.loadSync(path.join(dir, 'lib', 'waits.ts'))).toThrow();
   });

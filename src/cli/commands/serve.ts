@@ -268,8 +268,8 @@ export function registerServeCommand(program: Command): void {
         // No reload starts while stopping.
         void watching?.close().catch(() => {});
         // Runs are interrupted (and record it) before connections close, which would cancel them instead.
-        // A first start's transpile cache is finished too (registry/transpileCache.ts), within the same deadline.
-        void Promise.all([server.shutdown(graceMs), loaded.transpileCacheWritten])
+        void server
+          .shutdown(graceMs)
           .catch((error: unknown) => log.error(`shutdown: ${error instanceof Error ? error.message : String(error)}`))
           .then(() => close?.())
           .catch(() => {})

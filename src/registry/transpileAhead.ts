@@ -1,0 +1,111 @@
+/**
+ * A big folder's load: its TypeScript files are transpiled ahead on a worker
+ * thread, in the order the load imports them, so the load mostly evaluates
+ * code it is handed instead of transpiling it as well. The worker starts a
+ * little ahead of where the load starts (the load transpiles the first files
+ * itself while the worker loads jiti and sucrase) and sends its output in
+ * batches; the load takes what is ready and transpiles itself what is not
+ * yet. Files that go to babel (transpile.ts) are left to the load, which
+ * reads babel's cache. Only speed depends on the worker: one that fails
+ * leaves every file to the load.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
+
+/** From this many TypeScript files, a full load transpiles ahead on a worker. */
+export const TRANSPILE_AHEAD_MIN_FILES = 200;
+
+/** Files the load transpiles itself while the worker starts: the worker begins after them. */
+const AHEAD = 256;
+
+/** One transpiled file, as the worker sends it. */
+interface Transpiled {
+  filename: string;
+  source: string;
+  async: boolean;
+  code: string;
+}
+
+/**
+ * The worker. It loads transpile.ts through jiti, so it runs the same from
+ * the sources and from dist/; inline for the same reason.
+ */
+const WORKER_SOURCE = `
+const { workerData } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const { createJiti } = require(workerData.jiti);
+(async () => {
+  const { sucraseTransform } = await createJiti(workerData.parent).import(workerData.transpile);
+  let batch = [];
+  const files = workerData.files;
+  for (const filename of [...files.slice(workerData.ahead), ...files.slice(0, workerData.ahead)]) {
+    try {
+      const source = readFileSync(filename, 'utf8');
+      const code = sucraseTransform({ filename, source, ts: true, async: true, interopDefault: false });
+      if (code !== undefined) batch.push({ filename, source, async: true, code });
+    } catch {
+      // The load transpiles it itself and reports its error.
+    }
+    if (batch.length >= 16) {
+      workerData.port.postMessage(batch);
+      batch = [];
+    }
+  }
+  if (batch.length) workerData.port.postMessage(batch);
+})();
+`;
+
+export interface Transpiler {
+  /** The worker's output for this file, when it is ready and made from the same source. */
+  take(filename: string, source: string, async: boolean): string | undefined;
+  /** Ends the worker (the load is done with it, or gave up); again does nothing. */
+  stop(): void;
+}
+
+/** Starts transpiling `files` (TypeScript, in load order) on a worker thread. */
+export function startTranspiler(files: readonly string[]): Transpiler {
+  const { port1, port2 } = new MessageChannel();
+  const here = fileURLToPath(import.meta.url);
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: {
+      files,
+      ahead: Math.min(AHEAD, Math.floor(files.length / 4)),
+      port: port2,
+      jiti: createRequire(import.meta.url).resolve('jiti'),
+      transpile: path.join(path.dirname(here), `transpile${path.extname(here)}`),
+      parent: import.meta.url,
+    },
+    transferList: [port2],
+    stdout: true,
+    stderr: true,
+  });
+  // The worker never keeps the process alive: a load that throws before stopping it leaves nothing running.
+  worker.unref();
+  // A worker that fails only leaves files for the load to transpile.
+  worker.on('error', () => {});
+  const ready = new Map<string, Transpiled>();
+  let stopped = false;
+  return {
+    take(filename, source, async) {
+      // The load never waits for the event loop: what the worker sent so far is read synchronously.
+      for (let message = receiveMessageOnPort(port1); message; message = receiveMessageOnPort(port1)) {
+        for (const file of message.message as Transpiled[]) ready.set(`${file.filename}:${file.async}`, file);
+      }
+      const key = `${filename}:${async}`;
+      const file = ready.get(key);
+      // Each file is loaded once: its output is not kept after that.
+      ready.delete(key);
+      return file?.source === source ? file.code : undefined;
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      ready.clear();
+      port1.close();
+      void worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * A big folder's load takes its files transpiled ahead on a worker
+ * (src/registry/transpileAhead.ts): it finds the same definitions and the
+ * same problems (a syntax error with its position) as a load without the
+ * worker, and only babel's output goes to the cache.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadRegistry } from '../../src/registry/load.js';
+import { TRANSPILE_AHEAD_MIN_FILES } from '../../src/registry/transpileAhead.js';
+import { tempDir } from '../support/mcpClients.js';
+import { writeFiles } from '../support/folders.js';
+
+const PROMPTS = TRANSPILE_AHEAD_MIN_FILES + 5;
+
+function folder(): string {
+  const dir = tempDir('agentport-transpile-cache-');
+  const files: Record<string, string> = {
+    'models/m.ts': "import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x' });\n",
+    'prompts/broken.ts': "import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'broken',, model: 'm' });\n",
+    // Goes to babel (a namespace): loaded by the load itself, its output cached.
+    'prompts/spaced.ts':
+      "import { definePrompt } from 'agentport';\nnamespace Texts { export const text = 'Spaced.'; }\nexport default definePrompt({ name: 'spaced', model: 'm', prompt: Texts.text, toolDescription: 'Spaced.' });\n",
+    'prompts/waits.ts':
+      "import { definePrompt } from 'agentport';\nconst text: string = await Promise.resolve('Be brief.');\nexport default definePrompt({ name: 'waits', model: 'm', prompt: text, toolDescription: 'Waits.', exposeAsTool: true });\n",
+  };
+  for (let i = 0; i < PROMPTS; i++) {
+    files[`prompts/p${i}.ts`] =
+      `import { definePrompt } from 'agentport';\nimport { z } from 'zod';\nexport default definePrompt({ name: 'p${i}', model: 'm', prompt: 'P${i}.', toolDescription: 'Prompt ${i}.', exposeAsTool: true, requiredSchema: z.object({ text: z.string() }) });\n`;
+  }
+  writeFiles(dir, files);
+  return dir;
+}
+
+describe('transpiling a big folder ahead', () => {
+  it('loads what a load without the worker loads, and caches only what babel transpiled', async () => {
+    const dir = folder();
+    const cacheDir = path.join(tempDir('agentport-babel-'), 'babel');
+    const ahead = await loadRegistry({ agentsDir: dir, cacheDir });
+    // A shared helper of the folder, a namespace file: babel's output, cached once.
+    expect(readdirSync(cacheDir)).toHaveLength(1);
+    const again = await loadRegistry({ agentsDir: dir, cacheDir });
+    expect(readdirSync(cacheDir)).toHaveLength(1);
+    expect(again.issues).toEqual(ahead.issues);
+
+    // Below the threshold no worker runs: the same folder, minus most prompts, loads the same way per file.
+    const plain = await loadRegistry({ agentsDir: dir, cacheDir: false });
+    expect(ahead.issues).toEqual(plain.issues);
+    expect([...ahead.registry.prompts.keys()]).toEqual([...plain.registry.prompts.keys()]);
+    expect(ahead.registry.prompts.size).toBe(PROMPTS + 2);
+    expect(ahead.registry.prompts.get('waits')?.systemText).toBe('Be brief.');
+    expect(ahead.registry.prompts.get('spaced')?.systemText).toBe('Spaced.');
+    expect(ahead.registry.prompts.get('p7')?.systemText).toBe('P7.');
+    expect(ahead.issues.map((issue) => `${issue.file} ${issue.message.split('\n')[0]}`).join('\n')).toMatch(
+      /broken\.ts:2:\d+ cannot load: syntax error/,
+    );
+  }, 60_000);
+});
