@@ -23,6 +23,9 @@ const callers = new AsyncLocalStorage<string | undefined>();
 
 /** Runs `work` (and everything it starts) on behalf of `subject`. */
 export function asCaller<T>(subject: string | undefined, work: () => T): T {
+  // Nobody's, where nobody's already: the storage is not entered. On Node 20 entering one turns on promise hooks
+  // for the whole process, which cost every call about a tenth of its time on a server with one user.
+  if (subject === undefined && callers.getStore() === undefined) return work();
   return callers.run(subject, work);
 }
 
