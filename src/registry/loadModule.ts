@@ -15,7 +15,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Jiti } from 'jiti';
 import { codeFrame } from '../definitions/codeFrame.js';
 import type { LoadIssue } from '../definitions/issues.js';
-import { transformDefinition } from './transpile.js';
+import { importsOnly, runPlainModule } from './plainModules.js';
+import { compileDefinition, sucraseTransform, transformDefinition } from './transpile.js';
 import type { Transpiler } from './transpileAhead.js';
 
 /** The specifiers definition files import agentport's API from. */
@@ -55,11 +56,14 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     zodOf(options.agentsDir),
   ]);
   const { transpiler, cacheDir } = options;
+  const modules: Record<string, unknown> = {
+    ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, api])),
+    ...(ownZod.shared ? { zod: ownZod.module } : {}),
+  };
+  // Files transpiled (and compiled) for the plain path that went to jiti after all: it takes the code from here.
+  const handed = new Map<string, string>();
   const jiti: Jiti = createJiti(import.meta.url, {
-    virtualModules: {
-      ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, api])),
-      ...(ownZod.shared ? { zod: ownZod.module } : {}),
-    },
+    virtualModules: modules,
     alias: ownZod.shared ? {} : { zod: ownZod.path },
     // jiti's own cache would keep an entry per file; only babel's output is worth keeping (transpile.ts).
     fsCache: false,
@@ -67,14 +71,43 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     interopDefault: false,
     // sucrase, with babel for what it does not cover (transpile.ts).
     transform: (transform) => {
-      const ready =
-        transpiler && transform.filename ? transpiler.take(transform.filename, transform.source, transform.async === true) : undefined;
-      return ready === undefined ? transformDefinition(transform, cacheDir) : { code: ready };
+      const { filename, source } = transform;
+      const async = transform.async === true;
+      if (filename && async && handed.has(filename)) {
+        const code = handed.get(filename)!;
+        handed.delete(filename);
+        return { code };
+      }
+      const ready = transpiler && filename ? transpiler.take(filename, source, async) : undefined;
+      return ready !== undefined && compileDefinition(ready, filename!, async) ? { code: ready } : transformDefinition(transform, cacheDir);
     },
   });
-  const load = (file: string) => jiti.import<ModuleNamespace>(file);
+  const viaJiti = (file: string) => jiti.import<ModuleNamespace>(file);
+  const fallback = options.fresh ? (file: string) => freshImport(jiti, file, viaJiti) : viaJiti;
+
+  /** A TypeScript file that imports only agentport and zod runs without jiti (plainModules.ts); the rest goes to jiti. */
+  const load = (file: string): Promise<ModuleNamespace> => {
+    if (!/\.m?ts$/.test(file)) return fallback(file);
+    let source: string;
+    try {
+      source = readFileSync(file, 'utf8');
+    } catch {
+      return fallback(file); // jiti reports it
+    }
+    const options = { filename: file, source, ts: true, async: true, interopDefault: false };
+    const code = transpiler?.take(file, source, true) ?? sucraseTransform(options, { checked: false });
+    if (code === undefined) return fallback(file); // babel's
+    const script = compileDefinition(code, file, true);
+    // What does not compile goes to babel, which reports the syntax error with its position.
+    if (!script) return fallback(file);
+    if (!importsOnly(code, modules)) {
+      handed.set(file, code);
+      return fallback(file).finally(() => handed.delete(file));
+    }
+    return runPlainModule(script, file, modules);
+  };
   return {
-    load: options.fresh ? (file) => freshImport(jiti, file, load) : load,
+    load,
     loadSync: (file) => jiti(file) as ModuleNamespace,
   };
 }

@@ -71,9 +71,12 @@ export function transformDefinition(options: TransformOptions, cacheDir: string 
 
 /**
  * sucrase's output for jiti, or undefined for a file that goes to babel (see the module comment).
+ * `checked: false` leaves out the compile that finds what sucrase passed through invalid: the caller
+ * compiles the output itself before it runs (the transpile-ahead worker, whose compile would not
+ * serve the thread that runs the code).
  * @public (the transpile-ahead worker imports it by path: transpileAhead.ts)
  */
-export function sucraseTransform(options: TransformOptions): string | undefined {
+export function sucraseTransform(options: TransformOptions, { checked = true }: { checked?: boolean } = {}): string | undefined {
   const { source, filename } = options;
   if (!options.ts || !filename || /x$/.test(filename) || options.jsx || NEEDS_BABEL.test(source) || importsAfterCode(source)) {
     return undefined;
@@ -97,13 +100,21 @@ export function sucraseTransform(options: TransformOptions): string | undefined 
     .replace(DYNAMIC_IMPORT, 'Promise.resolve().then(() => jitiImport(')
     // The rest are static imports and re-exports, at the top level: loaded the way the file itself is.
     .replace(STATIC_REQUIRE, options.async ? 'await jitiImport(' : 'require(');
-  // sucrase passes some invalid code through unchanged: compiled as jiti will run it, a syntax error goes to babel for its report.
+  // sucrase passes some invalid code through unchanged: compiled as it will run, a syntax error goes to babel for its report.
+  if (checked && !compileDefinition(code, filename, options.async === true)) return undefined;
+  return code;
+}
+
+/**
+ * A transpiled file compiled the way jiti compiles it (its module wrapper, its file name, so V8 finds the
+ * compiled code again when jiti runs it), or undefined when it does not compile.
+ */
+export function compileDefinition(code: string, filename: string, async: boolean): Script | undefined {
   try {
-    new Script(wrapped(code, options.async === true), { filename });
+    return new Script(wrapped(code, async), { filename });
   } catch {
     return undefined;
   }
-  return code;
 }
 
 /**

@@ -43,7 +43,8 @@ const { createJiti } = require(workerData.jiti);
   for (const filename of [...files.slice(workerData.ahead), ...files.slice(0, workerData.ahead)]) {
     try {
       const source = readFileSync(filename, 'utf8');
-      const code = sucraseTransform({ filename, source, ts: true, async: true, interopDefault: false });
+      // Compiled by the load (it compiles each file anyway): a compile here would serve no one.
+      const code = sucraseTransform({ filename, source, ts: true, async: true, interopDefault: false }, { checked: false });
       if (code !== undefined) batch.push({ filename, source, async: true, code });
     } catch {
       // The load transpiles it itself and reports its error.
@@ -58,7 +59,7 @@ const { createJiti } = require(workerData.jiti);
 `;
 
 export interface Transpiler {
-  /** The worker's output for this file, when it is ready and made from the same source. */
+  /** The worker's output for this file, when it is ready and made from the same source; not yet compiled (see sucraseTransform). */
   take(filename: string, source: string, async: boolean): string | undefined;
   /** Ends the worker (the load is done with it, or gave up); again does nothing. */
   stop(): void;

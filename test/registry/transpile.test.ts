@@ -126,4 +126,42 @@ describe('transpiling definition files', () => {
     expect(issue.file).toMatch(/^prompts\/typo\.ts:2:\d+$/);
     expect(issue.message).toContain('typo');
   });
+
+  it('runs files that import only agentport and zod without jiti, as jiti ran them', async () => {
+    const body = [
+      "import { definePrompt } from 'agentport';",
+      "import { z } from 'zod';",
+      "import * as spec from '@standardagents/spec';",
+      "const later: string = await Promise.resolve('awaited');",
+      'export const lazy = () => import("zod").then((m) => typeof m.z.object);',
+      'export const where = { file: __filename, dir: __dirname, jiti: typeof (require as unknown as { resolve?: unknown }).resolve };',
+      'export const same = spec.definePrompt === definePrompt;',
+      "export default definePrompt({ name: 'p', model: 'm', prompt: later, requiredSchema: z.object({ q: z.string() }) });",
+    ].join('\n');
+    const dir = folder({
+      'prompts/plain.ts': body,
+      // The same file with a relative import: loaded by jiti.
+      'prompts/helped.ts': `import { extra } from '../lib/extra';\n${body}\nexport const helped = extra;`,
+      'lib/extra.ts': 'export const extra = 1;\n',
+      // Throws while it runs: the error is the file's, as through jiti.
+      'prompts/throws.ts': "import { z } from 'zod';\nthrow new Error('not today ' + typeof z.string);\n",
+    });
+    const loader = await createModuleLoader({ agentsDir: dir, cacheDir: false });
+    const plainFile = path.join(dir, 'prompts', 'plain.ts');
+    const plain = await loader.load(plainFile);
+    const helped = await loader.load(path.join(dir, 'prompts', 'helped.ts'));
+    // jiti hands a module its own require (with resolve); the plain path does not.
+    expect(plain.where).toEqual({ file: plainFile, dir: path.dirname(plainFile), jiti: 'undefined' });
+    expect((helped.where as { jiti: string }).jiti).toBe('function');
+    expect(helped.helped).toBe(1);
+    for (const module of [plain, helped]) {
+      expect(module.same).toBe(true);
+      expect(await (module.lazy as () => Promise<string>)()).toBe('function');
+      const prompt = module.default as { prompt: string; requiredSchema: { parse(v: unknown): unknown } };
+      expect(prompt.prompt).toBe('awaited');
+      expect(prompt.requiredSchema.parse({ q: 'x' })).toEqual({ q: 'x' });
+    }
+    expect(Object.keys(plain).sort()).toEqual(['default', 'lazy', 'same', 'where']);
+    await expect(loader.load(path.join(dir, 'prompts', 'throws.ts'))).rejects.toThrow('not today function');
+  });
 });
