@@ -18,6 +18,8 @@ const LITERAL_IMPORT = /\b(?:jitiImport|require)\(\s*(?:"([^"\\]*)"|'([^'\\]*)')
 
 /** Whether every import in `code` is one of `modules`, named literally. */
 export function importsOnly(code: string, modules: Readonly<Record<string, unknown>>): boolean {
+  // jiti's own `require` (its resolve, cache, main) or `module` record used directly: only jiti gives those.
+  if (/\brequire\b(?!\()|\bmodule\s*\./.test(code)) return false;
   let calls = 0;
   for (const _ of code.matchAll(IMPORT_CALL)) calls++;
   let known = 0;

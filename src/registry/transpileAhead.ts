@@ -69,20 +69,26 @@ export interface Transpiler {
 export function startTranspiler(files: readonly string[]): Transpiler {
   const { port1, port2 } = new MessageChannel();
   const here = fileURLToPath(import.meta.url);
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: {
-      files,
-      ahead: Math.min(AHEAD, Math.floor(files.length / 4)),
-      port: port2,
-      jiti: createRequire(import.meta.url).resolve('jiti'),
-      transpile: path.join(path.dirname(here), `transpile${path.extname(here)}`),
-      parent: import.meta.url,
-    },
-    transferList: [port2],
-    stdout: true,
-    stderr: true,
-  });
+  let worker: Worker;
+  try {
+    worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        files,
+        ahead: Math.min(AHEAD, Math.floor(files.length / 4)),
+        port: port2,
+        jiti: createRequire(import.meta.url).resolve('jiti'),
+        transpile: path.join(path.dirname(here), `transpile${path.extname(here)}`),
+        parent: import.meta.url,
+      },
+      transferList: [port2],
+      stdout: true,
+      stderr: true,
+    });
+  } catch {
+    // No worker (a permission model, too many threads): the load transpiles every file itself.
+    return { take: () => undefined, stop: () => port1.close() };
+  }
   // The worker never keeps the process alive: a load that throws before stopping it leaves nothing running.
   worker.unref();
   // A worker that fails only leaves files for the load to transpile.

@@ -134,12 +134,14 @@ describe('transpiling definition files', () => {
       "import * as spec from '@standardagents/spec';",
       "const later: string = await Promise.resolve('awaited');",
       'export const lazy = () => import("zod").then((m) => typeof m.z.object);',
-      'export const where = { file: __filename, dir: __dirname, jiti: typeof (require as unknown as { resolve?: unknown }).resolve };',
+      'export const where = { file: __filename, dir: __dirname };',
       'export const same = spec.definePrompt === definePrompt;',
       "export default definePrompt({ name: 'p', model: 'm', prompt: later, requiredSchema: z.object({ q: z.string() }) });",
     ].join('\n');
     const dir = folder({
       'prompts/plain.ts': body,
+      // jiti's own require, used directly: loaded by jiti.
+      'prompts/resolves.ts': 'export const where = typeof (require as unknown as { resolve?: unknown }).resolve;\n',
       // The same file with a relative import: loaded by jiti.
       'prompts/helped.ts': `import { extra } from '../lib/extra';\n${body}\nexport const helped = extra;`,
       'lib/extra.ts': 'export const extra = 1;\n',
@@ -150,10 +152,9 @@ describe('transpiling definition files', () => {
     const plainFile = path.join(dir, 'prompts', 'plain.ts');
     const plain = await loader.load(plainFile);
     const helped = await loader.load(path.join(dir, 'prompts', 'helped.ts'));
-    // jiti hands a module its own require (with resolve); the plain path does not.
-    expect(plain.where).toEqual({ file: plainFile, dir: path.dirname(plainFile), jiti: 'undefined' });
-    expect((helped.where as { jiti: string }).jiti).toBe('function');
+    expect(plain.where).toEqual({ file: plainFile, dir: path.dirname(plainFile) });
     expect(helped.helped).toBe(1);
+    expect((await loader.load(path.join(dir, 'prompts', 'resolves.ts'))).where).toBe('function');
     for (const module of [plain, helped]) {
       expect(module.same).toBe(true);
       expect(await (module.lazy as () => Promise<string>)()).toBe('function');
