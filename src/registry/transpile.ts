@@ -23,7 +23,7 @@
  * all of its transpiling.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
@@ -139,14 +139,15 @@ function cachedBabelTransform(options: TransformOptions, cacheDir: string | fals
   }
   const result = babelTransform(options);
   if (result.error !== undefined || result.code.includes('__JITI_ERROR__')) return result;
+  // Whole or not at all, whoever else writes the same entry at the same time.
+  const temp = `${entry}.${process.pid}.${Date.now()}.tmp`;
   try {
     mkdirSync(cacheDir, { recursive: true });
-    // Whole or not at all, whoever else writes the same entry at the same time.
-    const temp = `${entry}.${process.pid}.${Date.now()}.tmp`;
     writeFileSync(temp, result.code);
     renameSync(temp, entry);
   } catch {
-    // Only speed depends on the cache.
+    // Only speed depends on the cache; a half-made entry is not left behind.
+    rmSync(temp, { force: true });
   }
   return result;
 }
