@@ -32,6 +32,34 @@ export function benchTools(count) {
   });
 }
 
+/** What agentport's tools/list says of the thread_id argument every exposed tool takes. */
+const THREAD_ID_DESCRIPTION = 'Continue an earlier conversation: the thread_id returned by a previous call of this tool.';
+
+/** What agentport's tools/list gives as the output schema of a prompt answering in text. */
+const OUTPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    thread_id: { type: 'string' },
+    response: { type: 'string' },
+    error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] },
+    status: { const: 'running' },
+    reasoning: { type: 'string' },
+    steps: { type: 'integer' },
+    turns: { type: 'integer' },
+    attachments: { type: 'array' },
+    tool_calls: { type: 'array' },
+  },
+};
+
+/** A tool's display title as agentport derives it from the name. */
+function humanize(name) {
+  const words = name
+    .replace(/[_\-.]+/g, ' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 /** zod source for one JSON Schema property (the Seal-Tools types). */
 function zodOf(schema, required) {
   const base =
@@ -47,12 +75,13 @@ function zodOf(schema, required) {
   return required ? described : `${described}.optional()`;
 }
 
-function zodObject(inputSchema) {
+/** zod source for a tool's input; `asListed`: closed, with the thread_id argument agentport adds. */
+function zodObject(inputSchema, asListed = false) {
   const required = new Set(inputSchema.required ?? []);
   const fields = Object.entries(inputSchema.properties ?? {}).map(
     ([key, schema]) => `${JSON.stringify(key)}: ${zodOf(schema, required.has(key))}`,
   );
-  return `z.object({ ${fields.join(', ')} })`;
+  return asListed ? `z.strictObject({ ${[...fields, 'thread_id: threadId'].join(', ')} })` : `z.object({ ${fields.join(', ')} })`;
 }
 
 /**
@@ -87,15 +116,33 @@ export function writeBigFolder(dir, count) {
       ].join('\n'),
     );
   }
-  // The reference: one hand-written module registering the same tools with the same zod schemas.
-  const registrations = tools.map(
-    (tool) =>
-      `  server.registerTool(${JSON.stringify(tool.name)}, { description: ${JSON.stringify(tool.description)}, inputSchema: ${zodObject(tool.inputSchema)} }, handler);`,
-  );
+  // The reference: one hand-written module registering the same tools with the same zod schemas; with `sameList`,
+  // listed as agentport lists them (title, thread_id, closed input objects, the output schema, annotations), so a
+  // client reads a list of the same size from both.
+  const registrations = tools.map((tool) => {
+    const title = JSON.stringify(humanize(tool.name));
+    return [
+      `  server.registerTool(${JSON.stringify(tool.name)}, sameList`,
+      `    ? { title: ${title}, description: ${JSON.stringify(tool.description)}, inputSchema: ${zodObject(tool.inputSchema, true)}, outputSchema: output, annotations: { title: ${title}, ...hints } }`,
+      `    : { description: ${JSON.stringify(tool.description)}, inputSchema: ${zodObject(tool.inputSchema)} }, handler);`,
+    ].join('\n');
+  });
   writeFileSync(
     path.join(dir, 'bare-tools.mjs'),
     // zod is passed in: the temporary folder has no node_modules to resolve it from.
-    `const handler = async () => ({ content: [{ type: 'text', text: 'ok' }] });\nexport function register(server, z) {\n${registrations.join('\n')}\n}\n`,
+    [
+      "const handler = async () => ({ content: [{ type: 'text', text: 'ok' }], structuredContent: { response: 'ok' } });",
+      'const hints = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };',
+      // agentport's output schema of a text answer, as JSON Schema (one object for every tool, as there), in the
+      // Standard Schema wrapper the SDK takes for a schema it need not convert.
+      `const outputJson = ${JSON.stringify(OUTPUT_SCHEMA)};`,
+      "const output = { '~standard': { version: 1, vendor: 'bench', validate: (value) => ({ value }), jsonSchema: { input: () => outputJson, output: () => outputJson } } };",
+      'export function register(server, z, sameList = false) {',
+      `  const threadId = z.string().optional().describe(${JSON.stringify(THREAD_ID_DESCRIPTION)});`,
+      ...registrations,
+      '}',
+      '',
+    ].join('\n'),
   );
   return agents;
 }
