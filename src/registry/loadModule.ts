@@ -60,8 +60,9 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, api])),
     ...(ownZod.shared ? { zod: ownZod.module } : {}),
   };
-  // Files transpiled (and compiled) for the plain path that went to jiti after all: it takes the code from here.
-  const handed = new Map<string, string>();
+  // Files transpiled (and compiled) for the plain path that went to jiti after all: it takes the code from here,
+  // provided it reads the same source (`serve --watch` may reload a file edited in between).
+  const handed = new Map<string, { source: string; code: string }>();
   const jiti: Jiti = createJiti(import.meta.url, {
     virtualModules: modules,
     alias: ownZod.shared ? {} : { zod: ownZod.path },
@@ -73,10 +74,10 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     transform: (transform) => {
       const { filename, source } = transform;
       const async = transform.async === true;
-      if (filename && async && handed.has(filename)) {
-        const code = handed.get(filename)!;
-        handed.delete(filename);
-        return { code };
+      const given = filename && async ? handed.get(filename) : undefined;
+      if (given !== undefined && given.source === source) {
+        handed.delete(filename!);
+        return { code: given.code };
       }
       const ready = transpiler && filename ? transpiler.take(filename, source, async) : undefined;
       return ready !== undefined && compileDefinition(ready, filename!, async) ? { code: ready } : transformDefinition(transform, cacheDir);
@@ -101,7 +102,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     // What does not compile goes to babel, which reports the syntax error with its position.
     if (!script) return fallback(file);
     if (!importsOnly(code, modules)) {
-      handed.set(file, code);
+      handed.set(file, { source, code });
       return fallback(file).finally(() => handed.delete(file));
     }
     return runPlainModule(script, file, modules);

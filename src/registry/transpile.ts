@@ -17,13 +17,13 @@
  * top-level code (sucrase does not hoist it), JSX, and anything that is
  * not TypeScript.
  *
- * Only babel's output is cached, one file per transpiled source: sucrase
+ * Only babel's output is cached, one entry per file and mode: sucrase
  * transpiles a file in less time than reading a cache entry takes, and
  * writing thousands of entries cost a big folder's first start more than
  * all of its transpiling.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
@@ -35,7 +35,7 @@ type Transform = (options: TransformOptions) => TransformResult;
  * The folder of babel's cached output under the cache directory. Its name changes whenever what this module emits
  * does, so no entry of an earlier transform is served.
  */
-export const TRANSPILE_CACHE_FOLDER = 'babel-1';
+export const TRANSPILE_CACHE_FOLDER = 'babel-2';
 
 const require = createRequire(import.meta.url);
 let sucrase: typeof import('sucrase') | undefined;
@@ -117,21 +117,42 @@ export function compileDefinition(code: string, filename: string, async: boolean
   }
 }
 
+/** jiti's version, which shapes babel's output as much as the source does. */
+let jitiVersion: string | undefined;
+/** Cache folders whose earlier formats' siblings were removed (once per folder and process). */
+const swept = new Set<string>();
+
+/** Removes the folders an earlier format of this cache left beside it (`babel-1` beside `babel-2`, say). */
+function sweepEarlierFormats(cacheDir: string): void {
+  if (swept.has(cacheDir) || path.basename(cacheDir) !== TRANSPILE_CACHE_FOLDER) return;
+  swept.add(cacheDir);
+  const parent = path.dirname(cacheDir);
+  for (const name of readdirSync(parent)) {
+    if (/^babel-\d+$/.test(name) && name !== TRANSPILE_CACHE_FOLDER) rmSync(path.join(parent, name), { recursive: true, force: true });
+  }
+}
+
+/** A cache key: the first 40 hex digits of a SHA-256. */
+function digest(...parts: string[]): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part).update('\0');
+  return hash.digest('hex').slice(0, 40);
+}
+
 /**
- * babel's output, from the cache when an entry was made from the same file, source and mode. A failed transform
- * (its error thrown, or jiti's error stub returned) is not cached; neither is anything when the cache cannot be written.
+ * babel's output, from the cache when an entry was made from the same file, source, mode and jiti. Each file has a
+ * folder of its own there, holding one entry per mode: a new entry replaces the one of the file's earlier source,
+ * so editing a file does not grow the cache. A failed transform (its error thrown, or jiti's error stub returned) is
+ * not cached; neither is anything when the cache cannot be written.
  */
 function cachedBabelTransform(options: TransformOptions, cacheDir: string | false): TransformResult {
   if (!cacheDir || !options.filename) return babelTransform(options);
-  const key = createHash('sha256')
-    // What else shapes babel's output: jiti's settings, the same for every load here but for its source maps.
-    .update(
-      `${TRANSPILE_CACHE_FOLDER}\0${options.filename}\0${options.async === true}\0${options.retainLines === true}\0${JSON.stringify(options.babel ?? {})}\0`,
-    )
-    .update(options.source)
-    .digest('hex')
-    .slice(0, 40);
-  const entry = path.join(cacheDir, `${key}.js`);
+  jitiVersion ??= (require('jiti/package.json') as { version: string }).version;
+  const folder = path.join(cacheDir, digest(options.filename));
+  // jiti's settings: the same for every load here but for its source maps.
+  const mode = `${options.async === true ? 'async' : 'sync'}${options.retainLines === true ? '-lines' : ''}`;
+  const name = `${mode}.${digest(jitiVersion, JSON.stringify(options.babel ?? {}), options.source)}.js`;
+  const entry = path.join(folder, name);
   try {
     return { code: readFileSync(entry, 'utf8') };
   } catch {
@@ -142,12 +163,22 @@ function cachedBabelTransform(options: TransformOptions, cacheDir: string | fals
   // Whole or not at all, whoever else writes the same entry at the same time.
   const temp = `${entry}.${process.pid}.${Date.now()}.tmp`;
   try {
-    mkdirSync(cacheDir, { recursive: true });
+    mkdirSync(folder, { recursive: true });
     writeFileSync(temp, result.code);
     renameSync(temp, entry);
   } catch {
     // Only speed depends on the cache; a half-made entry is not left behind.
     rmSync(temp, { force: true });
+    return result;
+  }
+  try {
+    sweepEarlierFormats(cacheDir);
+    for (const earlier of readdirSync(folder)) {
+      if (earlier !== name && earlier.startsWith(`${mode}.`) && earlier.endsWith('.js'))
+        rmSync(path.join(folder, earlier), { force: true });
+    }
+  } catch {
+    // What is left is never read; only space depends on this.
   }
   return result;
 }

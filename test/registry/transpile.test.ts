@@ -10,8 +10,17 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createModuleLoader, moduleLoadIssue } from '../../src/registry/loadModule.js';
+import { TRANSPILE_CACHE_FOLDER } from '../../src/registry/transpile.js';
 import { tempDir } from '../support/mcpClients.js';
 import { writeFiles } from '../support/folders.js';
+
+/** The files of a transpile cache: a folder per definition file, an entry per mode in it. */
+function cacheEntries(cacheDir: string): string[] {
+  return readdirSync(cacheDir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name))
+    .sort();
+}
 
 function folder(files: Record<string, string>): string {
   const dir = tempDir('agentport-transpile-');
@@ -35,7 +44,10 @@ describe('transpiling definition files', () => {
         "export default definePrompt({ name: 'p', model: 'm', prompt: greeting as Text });",
       ].join('\n'),
     });
-    const cacheDir = path.join(tempDir('agentport-jiti-'), 'jiti');
+    const cacheRoot = tempDir('agentport-cache-');
+    const cacheDir = path.join(cacheRoot, TRANSPILE_CACHE_FOLDER);
+    // What an earlier format of the cache left goes with the first entry written; the rest of the cache stays.
+    writeFiles(cacheRoot, { 'babel-1/0123/async-4567.js': 'old', 'catalog-v1.json': '{}' });
     const loader = await createModuleLoader({ agentsDir: dir, cacheDir });
     const file = path.join(dir, 'prompts', 'p.ts');
     const module = await loader.load(file);
@@ -50,22 +62,26 @@ describe('transpiling definition files', () => {
     expect(later.named).toBe(1);
     expect((module.default as { prompt: string }).prompt).toBe('hello');
 
-    // Only babel's output is cached (p.ts mentions import.meta); a new loader reads it from there.
-    const entries = readdirSync(cacheDir);
+    // Only babel's output is cached (p.ts mentions import.meta), in a folder of the file's own; a new loader reads it.
+    const entries = cacheEntries(cacheDir);
     expect(entries).toHaveLength(1);
+    expect(readdirSync(cacheRoot).sort()).toEqual([TRANSPILE_CACHE_FOLDER, 'catalog-v1.json']);
     const again = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
     expect(again.meta).toEqual(module.meta);
-    expect(readdirSync(cacheDir)).toEqual(entries);
+    expect(cacheEntries(cacheDir)).toEqual(entries);
     // What is served is the entry (rewritten here), not a new transform.
-    const entry = path.join(cacheDir, entries[0]!);
+    const entry = entries[0]!;
     writeFileSync(entry, readFileSync(entry, 'utf8').replace('prompt: _waits.greeting', "prompt: 'from the cache'"));
     const cached = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
     expect((cached.default as { prompt: string }).prompt).toBe('from the cache');
-    // A changed source is transpiled again, into an entry of its own.
+    // A changed source is transpiled again; its entry replaces the earlier source's, so edits do not grow the cache.
     writeFileSync(file, readFileSync(file, 'utf8').replace('greeting as Text', "'changed'"));
     const changed = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
     expect((changed.default as { prompt: string }).prompt).toBe('changed');
-    expect(readdirSync(cacheDir)).toHaveLength(2);
+    const replaced = cacheEntries(cacheDir);
+    expect(replaced).toHaveLength(1);
+    expect(replaced).not.toEqual(entries);
+    expect(readFileSync(replaced[0]!, 'utf8')).toContain("'changed'");
     // Synchronously, top-level await cannot load (as before).
     expect(() => loader.loadSync(path.join(dir, 'lib', 'waits.ts'))).toThrow();
   });
