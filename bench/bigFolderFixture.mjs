@@ -60,12 +60,16 @@ function humanize(name) {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/** zod source for one JSON Schema property (the Seal-Tools types). */
-function zodOf(schema, required) {
+/**
+ * zod source for one JSON Schema property (the Seal-Tools types). `asListed`: an integer as a plain number, since zod
+ * writes safe-integer bounds into its JSON Schema that agentport's list leaves out (a list a little smaller than
+ * agentport's, rather than larger).
+ */
+function zodOf(schema, required, asListed = false) {
   const base =
     {
       string: 'z.string()',
-      integer: 'z.number().int()',
+      integer: asListed ? 'z.number()' : 'z.number().int()',
       number: 'z.number()',
       boolean: 'z.boolean()',
       array: 'z.array(z.unknown())',
@@ -79,13 +83,13 @@ function zodOf(schema, required) {
 function zodObject(inputSchema, asListed = false) {
   const required = new Set(inputSchema.required ?? []);
   const fields = Object.entries(inputSchema.properties ?? {}).map(
-    ([key, schema]) => `${JSON.stringify(key)}: ${zodOf(schema, required.has(key))}`,
+    ([key, schema]) => `${JSON.stringify(key)}: ${zodOf(schema, required.has(key), asListed)}`,
   );
   return asListed ? `z.strictObject({ ${[...fields, 'thread_id: threadId'].join(', ')} })` : `z.object({ ${fields.join(', ')} })`;
 }
 
 /**
- * Writes `<dir>/agents` (models/main.ts, prompts/<name>.ts) and `<dir>/bare-tools.mjs`.
+ * Writes `<dir>/agents` (models/main.ts, prompts/<name>.ts), `<dir>/bare-tools.mjs` and `<dir>/bare-tools-listed.mjs`.
  * Returns the agents folder.
  */
 export function writeBigFolder(dir, count) {
@@ -116,33 +120,44 @@ export function writeBigFolder(dir, count) {
       ].join('\n'),
     );
   }
-  // The reference: one hand-written module registering the same tools with the same zod schemas; with `sameList`,
-  // listed as agentport lists them (title, thread_id, closed input objects, the output schema, annotations), so a
-  // client reads a list of the same size from both.
-  const registrations = tools.map((tool) => {
-    const title = JSON.stringify(humanize(tool.name));
-    return [
-      `  server.registerTool(${JSON.stringify(tool.name)}, sameList`,
-      `    ? { title: ${title}, description: ${JSON.stringify(tool.description)}, inputSchema: ${zodObject(tool.inputSchema, true)}, outputSchema: output, annotations: { title: ${title}, ...hints } }`,
-      `    : { description: ${JSON.stringify(tool.description)}, inputSchema: ${zodObject(tool.inputSchema)} }, handler);`,
-    ].join('\n');
-  });
+  // The references: modules registering the same tools with the same zod schemas, one with input schemas only, one
+  // listing them as agentport lists them (title, thread_id, closed input objects, the output schema, annotations), so
+  // that a client reads a list of the same size from both. Separate modules: neither server compiles the other's code.
+  const registration = (tool, config) => `  server.registerTool(${JSON.stringify(tool.name)}, ${config}, handler);`;
+  const handler = "const handler = async () => ({ content: [{ type: 'text', text: 'ok' }], structuredContent: { response: 'ok' } });";
+  // zod is passed in: the temporary folder has no node_modules to resolve it from.
+  const module = (lines, registrations) => [...lines, 'export function register(server, z) {', ...registrations, '}', ''].join('\n');
   writeFileSync(
     path.join(dir, 'bare-tools.mjs'),
-    // zod is passed in: the temporary folder has no node_modules to resolve it from.
-    [
-      "const handler = async () => ({ content: [{ type: 'text', text: 'ok' }], structuredContent: { response: 'ok' } });",
-      'const hints = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };',
-      // agentport's output schema of a text answer, as JSON Schema (one object for every tool, as there), in the
-      // Standard Schema wrapper the SDK takes for a schema it need not convert.
-      `const outputJson = ${JSON.stringify(OUTPUT_SCHEMA)};`,
-      "const output = { '~standard': { version: 1, vendor: 'bench', validate: (value) => ({ value }), jsonSchema: { input: () => outputJson, output: () => outputJson } } };",
-      'export function register(server, z, sameList = false) {',
-      `  const threadId = z.string().optional().describe(${JSON.stringify(THREAD_ID_DESCRIPTION)});`,
-      ...registrations,
-      '}',
-      '',
-    ].join('\n'),
+    module(
+      [handler],
+      tools.map((tool) =>
+        registration(tool, `{ description: ${JSON.stringify(tool.description)}, inputSchema: ${zodObject(tool.inputSchema)} }`),
+      ),
+    ),
+  );
+  writeFileSync(
+    path.join(dir, 'bare-tools-listed.mjs'),
+    module(
+      [
+        handler,
+        'const hints = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };',
+        // agentport's output schema of a text answer, as JSON Schema (one object for every tool, as there), in the
+        // Standard Schema wrapper the SDK takes for a schema it need not convert.
+        `const outputJson = ${JSON.stringify(OUTPUT_SCHEMA)};`,
+        "const output = { '~standard': { version: 1, vendor: 'bench', validate: (value) => ({ value }), jsonSchema: { input: () => outputJson, output: () => outputJson } } };",
+      ],
+      [
+        `  const threadId = z.string().optional().describe(${JSON.stringify(THREAD_ID_DESCRIPTION)});`,
+        ...tools.map((tool) => {
+          const title = JSON.stringify(humanize(tool.name));
+          return registration(
+            tool,
+            `{ title: ${title}, description: ${JSON.stringify(tool.description)}, inputSchema: ${zodObject(tool.inputSchema, true)}, outputSchema: output, annotations: { title: ${title}, ...hints } }`,
+          );
+        }),
+      ],
+    ),
   );
   return agents;
 }

@@ -122,14 +122,25 @@ let jitiVersion: string | undefined;
 /** Cache folders whose earlier formats' siblings were removed (once per folder and process). */
 const swept = new Set<string>();
 
-/** Removes the folders an earlier format of this cache left beside it (`babel-1` beside `babel-2`, say). */
+/**
+ * Removes the folders earlier formats of this cache left beside it (`babel-1` beside `babel-2`, say). Only earlier
+ * ones: a newer agentport sharing the cache directory keeps its own.
+ */
 function sweepEarlierFormats(cacheDir: string): void {
   if (swept.has(cacheDir) || path.basename(cacheDir) !== TRANSPILE_CACHE_FOLDER) return;
-  swept.add(cacheDir);
+  const current = formatOf(TRANSPILE_CACHE_FOLDER)!;
   const parent = path.dirname(cacheDir);
   for (const name of readdirSync(parent)) {
-    if (/^babel-\d+$/.test(name) && name !== TRANSPILE_CACHE_FOLDER) rmSync(path.join(parent, name), { recursive: true, force: true });
+    const format = formatOf(name);
+    if (format !== undefined && format < current) rmSync(path.join(parent, name), { recursive: true, force: true });
   }
+  swept.add(cacheDir);
+}
+
+/** The format number of a babel cache folder's name (`babel-2`: 2). */
+function formatOf(name: string): number | undefined {
+  const match = /^babel-(\d+)$/.exec(name);
+  return match ? Number(match[1]) : undefined;
 }
 
 /** A cache key: the first 40 hex digits of a SHA-256. */
@@ -141,7 +152,7 @@ function digest(...parts: string[]): string {
 
 /**
  * babel's output, from the cache when an entry was made from the same file, source, mode and jiti. Each file has a
- * folder of its own there, holding one entry per mode: a new entry replaces the one of the file's earlier source,
+ * folder of its own there, holding one entry per mode and jiti version: a new entry replaces the one of the file's earlier source,
  * so editing a file does not grow the cache. A failed transform (its error thrown, or jiti's error stub returned) is
  * not cached; neither is anything when the cache cannot be written.
  */
@@ -149,9 +160,10 @@ function cachedBabelTransform(options: TransformOptions, cacheDir: string | fals
   if (!cacheDir || !options.filename) return babelTransform(options);
   jitiVersion ??= (require('jiti/package.json') as { version: string }).version;
   const folder = path.join(cacheDir, digest(options.filename));
-  // jiti's settings: the same for every load here but for its source maps.
-  const mode = `${options.async === true ? 'async' : 'sync'}${options.retainLines === true ? '-lines' : ''}`;
-  const name = `${mode}.${digest(jitiVersion, JSON.stringify(options.babel ?? {}), options.source)}.js`;
+  // jiti's settings (the same for every load here but for its source maps) and its version: processes of different
+  // versions sharing the cache directory keep an entry each instead of replacing each other's.
+  const mode = `${options.async === true ? 'async' : 'sync'}${options.retainLines === true ? '-lines' : ''}.jiti-${jitiVersion}`;
+  const name = `${mode}.${digest(JSON.stringify(options.babel ?? {}), options.source)}.js`;
   const entry = path.join(folder, name);
   try {
     return { code: readFileSync(entry, 'utf8') };
@@ -173,6 +185,10 @@ function cachedBabelTransform(options: TransformOptions, cacheDir: string | fals
   }
   try {
     sweepEarlierFormats(cacheDir);
+  } catch {
+    // Tried again by the next write: only space depends on it.
+  }
+  try {
     for (const earlier of readdirSync(folder)) {
       if (earlier !== name && earlier.startsWith(`${mode}.`) && earlier.endsWith('.js'))
         rmSync(path.join(folder, earlier), { force: true });

@@ -86,6 +86,34 @@ describe('transpiling definition files', () => {
     expect(() => loader.loadSync(path.join(dir, 'lib', 'waits.ts'))).toThrow();
   });
 
+  it("keeps babel's output per mode: a sync and an async load each have an entry, each replaced when the file changes", async () => {
+    const dir = folder({ 'prompts/meta.ts': "export default { name: 'meta', file: import.meta.filename, version: 1 };\n" });
+    const cacheRoot = tempDir('agentport-cache-');
+    const cacheDir = path.join(cacheRoot, TRANSPILE_CACHE_FOLDER);
+    const file = path.join(dir, 'prompts', 'meta.ts');
+    // An earlier format of the cache goes with the first entry written; a later one (a newer agentport sharing the
+    // directory) stays.
+    writeFiles(cacheRoot, { 'babel-1/old/async.x.js': 'old', 'babel-99/new/async.y.js': 'new' });
+    const loader = await createModuleLoader({ agentsDir: dir, cacheDir });
+    expect((await loader.load(file)).default).toEqual({ name: 'meta', file, version: 1 });
+    expect(loader.loadSync(file).default).toEqual({ name: 'meta', file, version: 1 });
+    const modes = (entries: string[]) => entries.map((entry) => path.basename(entry).split('.')[0]).sort();
+    const first = cacheEntries(cacheDir);
+    expect(modes(first)).toEqual(['async', 'sync']);
+    expect(readdirSync(cacheRoot).sort()).toEqual([TRANSPILE_CACHE_FOLDER, 'babel-99']);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('version: 1', 'version: 2'));
+    const again = await createModuleLoader({ agentsDir: dir, cacheDir });
+    expect((await again.load(file)).default).toEqual({ name: 'meta', file, version: 2 });
+    // The async entry was replaced; the sync one is the earlier source's until a sync load of the new one.
+    const afterAsync = cacheEntries(cacheDir);
+    expect(modes(afterAsync)).toEqual(['async', 'sync']);
+    expect(afterAsync.filter((entry) => first.includes(entry)).map((entry) => path.basename(entry).split('.')[0])).toEqual(['sync']);
+    expect(again.loadSync(file).default).toEqual({ name: 'meta', file, version: 2 });
+    const afterSync = cacheEntries(cacheDir);
+    expect(modes(afterSync)).toEqual(['async', 'sync']);
+    expect(afterSync.some((entry) => first.includes(entry))).toBe(false);
+  });
+
   it('leaves to babel what sucrase does not transpile the same way', async () => {
     const dir = folder({
       'prompts/ns.ts': 'namespace Texts {\n  export const hello = "hi";\n}\nexport default { text: Texts.hello };\n',
