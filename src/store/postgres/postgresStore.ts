@@ -78,6 +78,8 @@ export class PostgresStore implements Store {
   /** Connections holding thread locks, dropped (and their locks with them) on close. */
   private readonly heldLocks = new Set<pg.PoolClient>();
   private keyPromise: Promise<Buffer> | undefined;
+  /** Names of the prepared statements, by their text (see statement()). */
+  private readonly statementNames = new Map<string, string>();
   /** Threads created here that are not in the database yet (see the class comment). */
   private readonly unwritten = new Map<string, ThreadRecord>();
 
@@ -121,7 +123,18 @@ export class PostgresStore implements Store {
 
   private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
     await this.open();
-    return this.pool.query<R>(text.replaceAll('$schema', this.schema), values);
+    return this.pool.query<R>(this.statement(text, values));
+  }
+
+  /**
+   * A statement by name: each connection parses and plans it once, not at every call (on a busy machine the
+   * database's own CPU is the server's too). Every statement here is fixed text with parameters.
+   */
+  private statement(text: string, values: unknown[]): pg.QueryConfig {
+    const sql = text.replaceAll('$schema', this.schema);
+    let name = this.statementNames.get(sql);
+    if (name === undefined) this.statementNames.set(sql, (name = `agentport_${this.statementNames.size + 1}`));
+    return { name, text: sql, values };
   }
 
   /** Runs `work` in a transaction on one connection. */
@@ -130,7 +143,7 @@ export class PostgresStore implements Store {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const result = await work((text, values = []) => client.query(text.replaceAll('$schema', this.schema), values));
+      const result = await work((text, values = []) => client.query(this.statement(text, values)));
       await client.query('COMMIT');
       return result;
     } catch (error) {
