@@ -293,6 +293,12 @@ export class FileStore implements Store {
   private readonly openFiles = new Map<string, number>();
   /** Descriptors written since their last fsync. */
   private readonly dirty = new Set<number>();
+  /** Logs with an fsync under way, and how many: one is closed only once they have ended (see closeFile). */
+  private readonly syncing = new Map<number, number>();
+  /** Logs closed while an fsync of theirs was under way: closed when it ends. */
+  private readonly closeWhenSynced = new Set<number>();
+  /** The fsyncs under way, which close() waits for. */
+  private readonly syncs = new Set<Promise<void>>();
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private cachedBytes = 0;
@@ -774,10 +780,25 @@ export class FileStore implements Store {
     const fd = this.openFiles.get(threadId);
     if (fd === undefined) return;
     this.openFiles.delete(threadId);
-    if (this.dirty.delete(fd)) {
-      // Written since the last group commit: synced before it is closed (off the caller's path).
-      fsync(fd, () => closeSync(fd));
-    } else closeSync(fd);
+    // Written since the last group commit: synced before it is closed (off the caller's path).
+    if (this.dirty.delete(fd)) void this.sync(fd);
+    // A descriptor closed under an fsync would leave its writes unsynced (or another file's synced in its place).
+    if (this.syncing.has(fd)) this.closeWhenSynced.add(fd);
+    else closeSync(fd);
+  }
+
+  /** One fsync in the thread pool; a log closed meanwhile is closed once its last fsync has ended. */
+  private sync(fd: number): Promise<void> {
+    this.syncing.set(fd, (this.syncing.get(fd) ?? 0) + 1);
+    const done = new Promise<void>((resolve) => fsync(fd, () => resolve())).then(() => {
+      this.syncs.delete(done);
+      const left = this.syncing.get(fd)! - 1;
+      if (left > 0) return void this.syncing.set(fd, left);
+      this.syncing.delete(fd);
+      if (this.closeWhenSynced.delete(fd)) closeSync(fd);
+    });
+    this.syncs.add(done);
+    return done;
   }
 
   /** Group commit: everything written in the window is fsynced together, once. */
@@ -793,7 +814,7 @@ export class FileStore implements Store {
   private flush(): Promise<void> {
     const fds = [...this.dirty];
     this.dirty.clear();
-    return Promise.all(fds.map((fd) => new Promise<void>((resolve) => fsync(fd, () => resolve())))).then(() => undefined);
+    return Promise.all(fds.map((fd) => this.sync(fd))).then(() => undefined);
   }
 
   /**
@@ -1114,6 +1135,8 @@ export class FileStore implements Store {
     await this.flushing;
     await this.flush();
     for (const threadId of [...this.openFiles.keys()]) this.closeFile(threadId);
+    // What eviction synced before closing, still under way.
+    await Promise.all([...this.syncs]);
   }
 }
 
