@@ -8,7 +8,7 @@ import globals from 'globals';
 export default tseslint.config(
   {
     // Fixture folders hold deliberately broken definition files that tests load.
-    ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', '.agentport/**', '**/.agentport/**'],
+    ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', '.agentport/**', '**/.agentport/**', '.bench-tmp/**'],
   },
   js.configs.recommended,
   {

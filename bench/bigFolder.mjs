@@ -11,13 +11,12 @@
 //   BENCH_BIG_RUNS=5         runs of each warm measurement
 //   BENCH_BIG_COLD_RUNS=2    first-ever starts (each with empty caches)
 //   BENCH_CLI=<main.js>      the agentport CLI to measure (default: this checkout's dist/cli/main.js)
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { writeBigFolder } from './bigFolderFixture.mjs';
-import { ROOT, fmt, median } from './support.mjs';
+import { ROOT, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const COUNT = Number(process.env.BENCH_PROMPTS ?? 10_000);
 const RUNS = Number(process.env.BENCH_BIG_RUNS ?? 5);
@@ -99,7 +98,7 @@ async function series(n, make) {
 }
 
 export async function run() {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'agentport-big-'));
+  const dir = tempDir('agentport-big-');
   try {
     const generated = performance.now();
     const agents = writeBigFolder(dir, COUNT);
@@ -107,7 +106,7 @@ export async function run() {
     const bare = [path.join(ROOT, 'bench', 'bare-many.mjs'), path.join(dir, 'bare-tools-listed.mjs')];
     const bareInputOnly = [path.join(ROOT, 'bench', 'bare-many.mjs'), path.join(dir, 'bare-tools.mjs')];
     const serve = (...extra) => [CLI, 'serve', '--dir', agents, ...extra];
-    const freshDataDir = () => mkdtempSync(path.join(os.tmpdir(), 'agentport-big-data-'));
+    const freshDataDir = () => tempDir('agentport-big-data-');
     const noStartupCache = (dataDir) => {
       for (const name of ['catalog-v1.json']) rmSync(path.join(dataDir, 'cache', name), { force: true });
     };
@@ -123,7 +122,7 @@ export async function run() {
       try {
         return await start(serve('--tool-search', 'off'), { env: { AGENTPORT_DATA_DIR: dataDir } });
       } finally {
-        rmSync(dataDir, { recursive: true, force: true });
+        removeDir(dataDir);
       }
     });
     process.stderr.write(`bigFolder: first-ever ${fmt(firstEver.list)} ms\n`);
@@ -145,10 +144,10 @@ export async function run() {
       try {
         return await start(serve(), { env: { AGENTPORT_DATA_DIR: fresh }, search: true });
       } finally {
-        rmSync(fresh, { recursive: true, force: true });
+        removeDir(fresh);
       }
     });
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
 
     const row = (label, r, target = '') =>
       `| ${label} | ${r.runs} | ${r.tools} | ${(r.bytes / 2 ** 20).toFixed(1)} | ${fmt(r.initialize)} | ${r.firstByte === undefined ? '—' : fmt(r.firstByte)} | ${fmt(r.list)} | ${(r.list / bareRuns.list).toFixed(2)}${target ? ` (${target})` : ''} | ${r.rss === undefined ? '—' : r.rss.toFixed(0)} | ${r.rss === undefined ? '—' : (r.rss / bareRuns.rss).toFixed(2)} |`;
@@ -182,7 +181,7 @@ export async function run() {
       '',
     ].join('\n');
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
   }
 }
 

@@ -2,12 +2,10 @@
 // makes it, against a bare SDK v2 server making the same `openai` call
 // (bench/bare-model-server.mjs). Calls alternate between the servers, so
 // noise on a shared machine falls on all alike. File and memory stores.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ROOT, fakeModelServer, fmt, median } from './support.mjs';
+import { ROOT, fakeModelServer, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 300);
 const WARMUP = 50;
@@ -15,7 +13,7 @@ const WARMUP = 50;
 export async function run() {
   const model = await fakeModelServer();
   const env = { ...process.env, OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'bench' };
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
+  const dataDir = tempDir('agentport-bench-');
   const servers = {
     bare: [path.join(ROOT, 'bench', 'bare-model-server.mjs')],
     file: [
@@ -59,7 +57,7 @@ export async function run() {
   }
   await Promise.all(Object.values(clients).map((client) => client.close()));
   await model.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  removeDir(dataDir);
   const bare = median(samples.bare);
   const row = (label, name, target) =>
     `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${target} |`;

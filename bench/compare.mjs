@@ -2,10 +2,8 @@
 //   node bench/compare.mjs <path to another checkout, built>
 // Calls alternate between the two builds (and their order flips every round),
 // so disk and CPU noise on a shared machine falls on both alike.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { ROOT, fakeModelServer, fmt, median } from './support.mjs';
+import { ROOT, fakeModelServer, fmt, median, tempDir } from './support.mjs';
 
 const other = process.argv[2];
 if (!other) {
@@ -27,7 +25,7 @@ async function load(root) {
   return {
     file: createRuntime({
       registry,
-      store: new FileStore({ dir: mkdtempSync(path.join(os.tmpdir(), 'agentport-ab-')) }),
+      store: new FileStore({ dir: tempDir('agentport-ab-') }),
       env,
       log: () => {},
     }),

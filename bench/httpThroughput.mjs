@@ -13,12 +13,11 @@
 // a --cpu-prof profile of each server process there).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { ROOT, fakeModelServer, fmt, machine, median, percentile, postgres } from './support.mjs';
+import { ROOT, fakeModelServer, fmt, machine, median, percentile, postgres, removeDir, tempDir } from './support.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 1500);
@@ -222,8 +221,8 @@ export async function run() {
       start('bare', [path.join(ROOT, 'bench', 'bare-model-server.mjs'), '--http'], env, /bare server at (\S+)/, { profile: true }),
     ];
     if (STORES.includes('file')) {
-      const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
-      cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
+      const dataDir = tempDir('agentport-bench-');
+      cleanup.push(() => removeDir(dataDir));
       starting.push(serve('file', ['--store', 'file', '--data-dir', dataDir]));
     }
     if (STORES.includes('memory')) starting.push(serve('memory', ['--store', 'memory']));
@@ -234,9 +233,9 @@ export async function run() {
         process.stderr.write(`httpThroughput: PostgreSQL skipped, no server answers at ${database.url}\n`);
       } else {
         const schema = `agentport_bench_${randomBytes(6).toString('hex')}`;
-        const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
+        const dataDir = tempDir('agentport-bench-');
         cleanup.push(async () => {
-          rmSync(dataDir, { recursive: true, force: true });
+          removeDir(dataDir);
           const client = new pg.Client({ connectionString: database.url });
           await client.connect();
           await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

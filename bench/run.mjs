@@ -1,7 +1,7 @@
 // `npm run bench`: runs every benchmark in its own process (so memory figures
 // are not mixed up) and writes docs/benchmarks.md with the machine and command.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, machine } from './support.mjs';
 
@@ -10,18 +10,28 @@ const benches = ['startup', 'bigFolder', 'callOverStdio', 'httpThroughput', 'run
   (name) => only.length === 0 || only.includes(name),
 );
 
+// Temporary folders of the whole run, removed at its end (see tempDir in support.mjs): beside the checkout rather
+// than in the system's temporary folder, whose recent deletions (the test suite's) would slow the file store.
+const tmpRoot = path.join(ROOT, '.bench-tmp');
+mkdirSync(tmpRoot, { recursive: true });
+const runTmp = mkdtempSync(path.join(tmpRoot, 'run-'));
 const sections = [];
-for (const name of benches) {
-  process.stderr.write(`bench: ${name}...\n`);
-  const started = Date.now();
-  const out = execFileSync(process.execPath, ['--expose-gc', path.join(ROOT, 'bench', `${name}.mjs`)], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  sections.push(out.trim());
-  process.stderr.write(`bench: ${name} done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+try {
+  for (const name of benches) {
+    process.stderr.write(`bench: ${name}...\n`);
+    const started = Date.now();
+    const out = execFileSync(process.execPath, ['--expose-gc', path.join(ROOT, 'bench', `${name}.mjs`)], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, BENCH_TMPDIR: mkdtempSync(path.join(runTmp, `${name}-`)) },
+    });
+    sections.push(out.trim());
+    process.stderr.write(`bench: ${name} done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  }
+} finally {
+  rmSync(runTmp, { recursive: true, force: true });
 }
 
 const report = [

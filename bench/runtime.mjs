@@ -1,11 +1,9 @@
 // Runtime overhead: one agentport step against a direct `openai` client call
 // to the same scripted server (zero added latency), multi-step runs end to
 // end, and the memory an idle stored thread costs.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
-import { ROOT, fakeModelServer, fmt, median, percentile } from './support.mjs';
+import { ROOT, fakeModelServer, fmt, median, percentile, removeDir, tempDir } from './support.mjs';
 
 const { loadRegistryOrThrow } = await import(path.join(ROOT, 'dist', 'registry', 'load.js'));
 const { createRuntime } = await import(path.join(ROOT, 'dist', 'runtime', 'runtime.js'));
@@ -28,7 +26,7 @@ export async function run() {
   const model = await fakeModelServer();
   const env = { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'bench' };
   const registry = await loadRegistryOrThrow({ agentsDir: path.join(ROOT, 'bench', 'fixtures', 'loop') });
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
+  const dataDir = tempDir('agentport-bench-');
   const runtimes = {
     memory: createRuntime({ registry, store: new MemoryStore(), env, log: () => {} }),
     file: createRuntime({ registry, store: new FileStore({ dir: dataDir }), env, log: () => {} }),
@@ -83,7 +81,7 @@ export async function run() {
   const TURNS = Number(process.env.BENCH_TURNS ?? 500);
   const longThread = {};
   for (const kind of ['file', 'memory']) {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
+    const dir = tempDir('agentport-bench-');
     const rt = createRuntime({ registry, store: kind === 'file' ? new FileStore({ dir }) : new MemoryStore(), env, log: () => {} });
     model.reply({ text: 'ok' });
     let last = await rt.runPrompt({ target: 'plain', args: { message: 'first' } });
@@ -95,7 +93,7 @@ export async function run() {
       times.push(performance.now() - start);
     }
     longThread[kind] = { early: median(times.slice(0, 20)), late: median(times.slice(-20)) };
-    rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
   }
 
   // Memory per idle thread: threads stay on disk; what the process keeps is measured.
@@ -106,7 +104,7 @@ export async function run() {
   };
   const memoryPerThread = {};
   for (const kind of ['file', 'memory']) {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
+    const dir = tempDir('agentport-bench-');
     const rt = createRuntime({ registry, store: kind === 'file' ? new FileStore({ dir }) : new MemoryStore(), env, log: () => {} });
     for (let i = 0; i < 20; i++) {
       model.reply({ text: 'ok' });
@@ -118,10 +116,10 @@ export async function run() {
       await rt.runPrompt({ target: 'plain', args: { message: 'a short question' } });
     }
     memoryPerThread[kind] = (heap() - before) / idle;
-    rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
   }
   await model.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  removeDir(dataDir);
 
   const d = median(direct);
   const row = (label, samples) =>

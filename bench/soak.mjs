@@ -4,12 +4,10 @@
 // showed up in any output.
 //   node bench/soak.mjs            # 1 minute
 //   SOAK_MINUTES=10 node bench/soak.mjs
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ROOT, fakeModelServer } from './support.mjs';
+import { ROOT, fakeModelServer, tempDir } from './support.mjs';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 1);
 const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
@@ -18,7 +16,7 @@ const { FileStore } = await import(path.join(ROOT, 'dist', 'store', 'fileStore.j
 const SECRET = 'sk-soak/secret+value=42';
 
 const model = await fakeModelServer();
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-soak-'));
+const dataDir = tempDir('agentport-soak-');
 const figures = {
   rounds: 0,
   calls: 0,

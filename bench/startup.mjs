@@ -1,12 +1,10 @@
 // Start-up: spawn to the first tools/list answer, agentport (one exposed
 // prompt) against a bare SDK v2 server with one tool, measured alternately
 // through the real MCP client. Also tools/list with 10,000 tools.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ROOT, fmt, median } from './support.mjs';
+import { ROOT, fmt, median, tempDir } from './support.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 
@@ -21,7 +19,7 @@ async function timeToList(args, env = {}) {
 }
 
 export async function run() {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agentport-bench-'));
+  const dataDir = tempDir('agentport-bench-');
   const agentport = [path.join(ROOT, 'dist', 'cli', 'main.js'), 'serve', '--dir', path.join(ROOT, 'bench', 'fixtures', 'one-prompt')];
   const bare = [path.join(ROOT, 'bench', 'bare-server.mjs')];
   // Warm the file system cache (and babel's cache, for files that need it) once.
