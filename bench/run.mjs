@@ -40,6 +40,7 @@ const report = [
   `Produced by \`npm run bench\`${only.length ? ` (${only.join(', ')})` : ''} on ${new Date().toISOString().slice(0, 10)}.`,
   `Machine: ${machine()}.`,
   'Figures from one run on a shared 2-core machine: compare ratios within a run rather than absolute times.',
+  'Temporary folders (data folders, the generated big folder) are made in `.bench-tmp/` beside the checkout and removed when the run ends (`tempDir` in bench/support.mjs).',
   '',
   ...sections.flatMap((section) => [section, '']),
 ].join('\n');
