@@ -125,7 +125,7 @@ export function writeBigFolder(dir, count) {
   // that a client reads a list of the same size from both. Separate modules: neither server compiles the other's code.
   const registration = (tool, config) => `  server.registerTool(${JSON.stringify(tool.name)}, ${config}, handler);`;
   const handler = "const handler = async () => ({ content: [{ type: 'text', text: 'ok' }], structuredContent: { response: 'ok' } });";
-  // zod is passed in: the temporary folder has no node_modules to resolve it from.
+  // zod is passed in: the generated module's folder need not have a node_modules to resolve it from.
   const module = (lines, registrations) => [...lines, 'export function register(server, z) {', ...registrations, '}', ''].join('\n');
   writeFileSync(
     path.join(dir, 'bare-tools.mjs'),

@@ -3,7 +3,7 @@
 // Calls alternate between the two builds (and their order flips every round),
 // so disk and CPU noise on a shared machine falls on both alike.
 import path from 'node:path';
-import { ROOT, fakeModelServer, fmt, median, tempDir } from './support.mjs';
+import { ROOT, fakeModelServer, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const other = process.argv[2];
 if (!other) {
@@ -16,16 +16,20 @@ const WARMUP = 200;
 const model = await fakeModelServer();
 const env = { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'bench' };
 
+const folders = [];
+
 async function load(root) {
   const { loadRegistryOrThrow } = await import(path.join(root, 'dist', 'registry', 'load.js'));
   const { createRuntime } = await import(path.join(root, 'dist', 'runtime', 'runtime.js'));
   const { FileStore } = await import(path.join(root, 'dist', 'store', 'fileStore.js'));
   const { MemoryStore } = await import(path.join(root, 'dist', 'store', 'memoryStore.js'));
   const registry = await loadRegistryOrThrow({ agentsDir: path.join(ROOT, 'bench', 'fixtures', 'loop') });
+  const dir = tempDir('agentport-ab-');
+  folders.push(dir);
   return {
     file: createRuntime({
       registry,
-      store: new FileStore({ dir: tempDir('agentport-ab-') }),
+      store: new FileStore({ dir }),
       env,
       log: () => {},
     }),
@@ -46,6 +50,8 @@ for (let round = 0; round < WARMUP + ROUNDS; round++) {
   }
 }
 await model.stop();
+for (const build of Object.values(builds)) await build.file.shutdown(0);
+for (const folder of folders) removeDir(folder);
 console.log(`## One-step run, this build against ${other}\n`);
 console.log(`${ROUNDS} alternating rounds after ${WARMUP} warm-up rounds, median ms of a whole one-step run.\n`);
 console.log('| store | this build | other build | difference |');

@@ -1,7 +1,7 @@
 // `npm run bench`: runs every benchmark in its own process (so memory figures
 // are not mixed up) and writes docs/benchmarks.md with the machine and command.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, machine } from './support.mjs';
 
@@ -14,7 +14,12 @@ const benches = ['startup', 'bigFolder', 'callOverStdio', 'httpThroughput', 'run
 // than in the system's temporary folder, whose recent deletions (the test suite's) would slow the file store.
 const tmpRoot = path.join(ROOT, '.bench-tmp');
 mkdirSync(tmpRoot, { recursive: true });
-const runTmp = mkdtempSync(path.join(tmpRoot, 'run-'));
+// What an interrupted run left (its process gone) goes now: an interrupted run does not reach its own clean-up.
+for (const name of readdirSync(tmpRoot)) {
+  const pid = Number(/^run-(\d+)-/.exec(name)?.[1]);
+  if (pid && !alive(pid)) rmSync(path.join(tmpRoot, name), { recursive: true, force: true });
+}
+const runTmp = mkdtempSync(path.join(tmpRoot, `run-${process.pid}-`));
 const sections = [];
 try {
   for (const name of benches) {
@@ -31,7 +36,21 @@ try {
     process.stderr.write(`bench: ${name} done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   }
 } finally {
-  rmSync(runTmp, { recursive: true, force: true });
+  try {
+    rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+  } catch (error) {
+    process.stderr.write(`bench: could not remove ${runTmp}: ${error.message}\n`);
+  }
+}
+
+/** Whether a process is running (signal 0 checks without sending anything). */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
 }
 
 const report = [

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ROOT, fakeModelServer, tempDir } from './support.mjs';
+import { ROOT, fakeModelServer, removeDir, tempDir } from './support.mjs';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 1);
 const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
@@ -156,6 +156,8 @@ for (const [thread, count] of expected) {
 }
 for (const form of [SECRET, encodeURIComponent(SECRET), JSON.stringify(SECRET).slice(1, -1)])
   figures.secretsSeen += output.split(form).length - 1;
+await store.close();
+removeDir(dataDir);
 
 const line = (label, value) => `| ${label} | ${value} |`;
 console.log(

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ROOT, fmt, median, tempDir } from './support.mjs';
+import { ROOT, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 
@@ -31,6 +31,7 @@ export async function run() {
     a.push((await timeToList(agentport, { AGENTPORT_DATA_DIR: dataDir })).ms);
     b.push((await timeToList(bare)).ms);
   }
+  removeDir(dataDir);
   const ratio = median(a) / median(b);
   return [
     '## Start-up (spawn to first tools/list)',

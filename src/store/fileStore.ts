@@ -88,6 +88,13 @@ import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, Store, StoredMe
 /** Default data directory, relative to the working directory. */
 const DEFAULT_STORE_DIR = '.agentport';
 
+/**
+ * The group commit's fsync. A test replaces it to hold a commit open while the store goes on
+ * (test/store/fileStoreSync.test.ts); nothing else does.
+ * @internal
+ */
+export const groupCommit = { fsync };
+
 /** Appended lines are on disk (fsynced) at most this long after the append returned. */
 const FSYNC_WITHIN_MS = 10;
 /** Log descriptors kept open; the least recently used is closed beyond this. */
@@ -790,12 +797,17 @@ export class FileStore implements Store {
   /** One fsync in the thread pool; a log closed meanwhile is closed once its last fsync has ended. */
   private sync(fd: number): Promise<void> {
     this.syncing.set(fd, (this.syncing.get(fd) ?? 0) + 1);
-    const done = new Promise<void>((resolve) => fsync(fd, () => resolve())).then(() => {
+    const done = new Promise<void>((resolve) => groupCommit.fsync(fd, () => resolve())).then(() => {
       this.syncs.delete(done);
       const left = this.syncing.get(fd)! - 1;
       if (left > 0) return void this.syncing.set(fd, left);
       this.syncing.delete(fd);
-      if (this.closeWhenSynced.delete(fd)) closeSync(fd);
+      if (!this.closeWhenSynced.delete(fd)) return;
+      try {
+        closeSync(fd);
+      } catch {
+        // Nothing is lost: what was written is in the file whether or not its descriptor closes.
+      }
     });
     this.syncs.add(done);
     return done;

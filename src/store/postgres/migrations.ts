@@ -7,6 +7,11 @@
  *
  * JSON is kept as text, not jsonb: stored records come back byte for byte as
  * they were written (jsonb reorders keys and refuses `\u0000` in strings).
+ *
+ * A migration adds; it never changes the type of a column a statement returns:
+ * the store prepares its statements once per connection, and an instance still
+ * running the previous version would get "cached plan must not change result
+ * type" on every connection it holds. Add a new column instead.
  */
 import type { PoolClient } from 'pg';
 import { AgentportError } from '../../errors.js';
