@@ -306,6 +306,7 @@ export class FileStore implements Store {
   private readonly closeWhenSynced = new Set<number>();
   /** The fsyncs under way, which close() waits for. */
   private readonly syncs = new Set<Promise<void>>();
+  private fsyncFailed = false;
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private cachedBytes = 0;
@@ -797,7 +798,18 @@ export class FileStore implements Store {
   /** One fsync in the thread pool; a log closed meanwhile is closed once its last fsync has ended. */
   private sync(fd: number): Promise<void> {
     this.syncing.set(fd, (this.syncing.get(fd) ?? 0) + 1);
-    const done = new Promise<void>((resolve) => groupCommit.fsync(fd, () => resolve())).then(() => {
+    const done = new Promise<void>((resolve) =>
+      groupCommit.fsync(fd, (error) => {
+        // Said once: a disk that fails fsyncs fails them all, and the lines are still in the file.
+        if (error && !this.fsyncFailed) {
+          this.fsyncFailed = true;
+          warn(
+            `fsync of a thread log under ${this.threadsDir} failed (${error.code ?? error.message}): what was appended may not survive a power loss`,
+          );
+        }
+        resolve();
+      }),
+    ).then(() => {
       this.syncs.delete(done);
       const left = this.syncing.get(fd)! - 1;
       if (left > 0) return void this.syncing.set(fd, left);

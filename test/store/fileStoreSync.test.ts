@@ -9,7 +9,7 @@ import { fstatSync, fsync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FileStore, groupCommit } from '../../src/store/fileStore.js';
 
 let dir: string | undefined;
@@ -58,5 +58,34 @@ describe('FileStore group commit', () => {
     const again = new FileStore({ dir });
     expect((await again.listMessages(first.id)).map((m) => m.content)).toEqual(['kept']);
     await again.close();
+  });
+
+  it('says once on stderr when fsyncs fail, and keeps what was appended', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'agentport-sync-'));
+    groupCommit.fsync = ((_fd: number, done: (error: NodeJS.ErrnoException | null) => void) => {
+      done(Object.assign(new Error('input/output error'), { code: 'EIO' }));
+    }) as typeof fsync;
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const store = new FileStore({ dir });
+      const threads = [];
+      for (let i = 0; i < 3; i++) {
+        const thread = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(thread.id, { role: 'user', content: `m${i}` });
+        threads.push(thread.id);
+        // Each in a group commit of its own.
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      await store.close();
+      const warnings = stderr.mock.calls.map(([text]) => String(text)).filter((text) => text.includes('fsync'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('EIO');
+      expect(warnings[0]).toContain(path.join(dir, 'threads'));
+      const again = new FileStore({ dir });
+      for (const [i, id] of threads.entries()) expect((await again.listMessages(id)).map((m) => m.content)).toEqual([`m${i}`]);
+      await again.close();
+    } finally {
+      stderr.mockRestore();
+    }
   });
 });
