@@ -5,6 +5,8 @@
 // else generated ones of the same shape.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+// What agentport's tools/list says of every tool (the built package: `npm run bench` builds it first).
+import { PLAIN_RESULT_SCHEMA, THREAD_ID_PROPERTY, humanize } from '../dist/server/toolCatalog.js';
 import { DATA_DIR, namespaced, readJsonl, toMcpTool } from './sealTools.mjs';
 
 /** Tools in MCP shape: name, description, inputSchema (plain JSON Schema properties). */
@@ -30,34 +32,6 @@ export function benchTools(count) {
       },
     };
   });
-}
-
-/** What agentport's tools/list says of the thread_id argument every exposed tool takes. */
-const THREAD_ID_DESCRIPTION = 'Continue an earlier conversation: the thread_id returned by a previous call of this tool.';
-
-/** What agentport's tools/list gives as the output schema of a prompt answering in text. */
-const OUTPUT_SCHEMA = {
-  type: 'object',
-  properties: {
-    thread_id: { type: 'string' },
-    response: { type: 'string' },
-    error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] },
-    status: { const: 'running' },
-    reasoning: { type: 'string' },
-    steps: { type: 'integer' },
-    turns: { type: 'integer' },
-    attachments: { type: 'array' },
-    tool_calls: { type: 'array' },
-  },
-};
-
-/** A tool's display title as agentport derives it from the name. */
-function humanize(name) {
-  const words = name
-    .replace(/[_\-.]+/g, ' ')
-    .replace(/([a-z])([A-Z])/g, '$1 $2')
-    .trim();
-  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /**
@@ -144,11 +118,11 @@ export function writeBigFolder(dir, count) {
         'const hints = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };',
         // agentport's output schema of a text answer, as JSON Schema (one object for every tool, as there), in the
         // Standard Schema wrapper the SDK takes for a schema it need not convert.
-        `const outputJson = ${JSON.stringify(OUTPUT_SCHEMA)};`,
+        `const outputJson = ${JSON.stringify(PLAIN_RESULT_SCHEMA)};`,
         "const output = { '~standard': { version: 1, vendor: 'bench', validate: (value) => ({ value }), jsonSchema: { input: () => outputJson, output: () => outputJson } } };",
       ],
       [
-        `  const threadId = z.string().optional().describe(${JSON.stringify(THREAD_ID_DESCRIPTION)});`,
+        `  const threadId = z.string().optional().describe(${JSON.stringify(THREAD_ID_PROPERTY.description)});`,
         ...tools.map((tool) => {
           const title = JSON.stringify(humanize(tool.name));
           return registration(

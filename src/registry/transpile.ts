@@ -152,8 +152,8 @@ function digest(...parts: string[]): string {
 
 /**
  * babel's output, from the cache when an entry was made from the same file, source, mode and jiti. Each file has a
- * folder of its own there, holding one entry per mode and jiti version: a new entry replaces the one of the file's earlier source,
- * so editing a file does not grow the cache. A failed transform (its error thrown, or jiti's error stub returned) is
+ * folder of its own there, holding one entry per mode and jiti version: a new entry replaces the one of the file's
+ * earlier source, so editing a file does not grow the cache. A failed transform (its error thrown, or jiti's error stub returned) is
  * not cached; neither is anything when the cache cannot be written.
  */
 function cachedBabelTransform(options: TransformOptions, cacheDir: string | false): TransformResult {

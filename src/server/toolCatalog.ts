@@ -72,7 +72,11 @@ export function buildToolCatalog(registry: Registry): ExposedTool[] {
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-const THREAD_ID_PROPERTY = {
+/**
+ * The `thread_id` argument every exposed tool takes.
+ * @public (bench/bigFolderFixture.mjs lists its bare server's tools with it, from the built package)
+ */
+export const THREAD_ID_PROPERTY = {
   type: 'string',
   description: 'Continue an earlier conversation: the thread_id returned by a previous call of this tool.',
 };
@@ -154,8 +158,11 @@ function resultSchema(responseSchema: ToolArgs | undefined): JsonSchema & { type
   return { type: 'object', properties: { ...PLAIN_RESULT_SCHEMA.properties, response: toJsonSchema(responseSchema) } };
 }
 
-/** Shared by every tool whose answer is text: one object, however many tools. */
-const PLAIN_RESULT_SCHEMA = {
+/**
+ * Shared by every tool whose answer is text: one object, however many tools.
+ * @public (bench/bigFolderFixture.mjs lists its bare server's tools with it, from the built package)
+ */
+export const PLAIN_RESULT_SCHEMA = {
   type: 'object',
   properties: {
     thread_id: { type: 'string' },
@@ -180,7 +187,11 @@ export function listedTool({
   return tool;
 }
 
-function humanize(name: string): string {
+/**
+ * A tool's display title, from its name when the definition gives none.
+ * @public (bench/bigFolderFixture.mjs lists its bare server's tools with it, from the built package)
+ */
+export function humanize(name: string): string {
   const words = name
     .replace(/[_\-.]+/g, ' ')
     .replace(/([a-z])([A-Z])/g, '$1 $2')
