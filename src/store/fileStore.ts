@@ -45,7 +45,7 @@
  * cached state of a thread is checked against the log's size when the lock is taken.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, fstatSync, fsync, mkdirSync, open, openSync, readSync, statSync, unlinkSync, writeSync, type Dirent } from 'node:fs';
+import { closeSync, fstatSync, fsync, mkdirSync, openSync, readSync, statSync, unlinkSync, writeSync, type Dirent } from 'node:fs';
 import { link as linkFile, mkdir, readdir, readFile, rename, rmdir, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
@@ -321,7 +321,7 @@ export class FileStore implements Store {
   private threadsDirReady = false;
   /** Empty logs, open, made ahead under the ids of threads to come (see makeSpares). */
   private readonly spares: Spare[] = [];
-  private sparesPending = 0;
+  private sparesScheduled = false;
   /** The spare logs of threads created here that have nothing on disk yet. */
   private readonly reserved = new Map<string, Spare>();
   private closed = false;
@@ -446,23 +446,29 @@ export class FileStore implements Store {
   }
 
   /**
-   * Creates empty logs in the thread pool, off the reply path, up to {@link SPARE_LOGS}: a new
-   * thread without a given id takes one with its id, so its first write creates no file (which
-   * can cost half a millisecond) and is one append. An empty log is no thread to any reader, so
-   * the few a killed process leaves behind are never mistaken for one.
+   * Creates empty logs up to {@link SPARE_LOGS}, in the next turn of the event loop: a new thread
+   * without a given id takes one with its id, so its first write creates no file (which can cost
+   * half a millisecond) and is one append. A run is then waiting for its model, so the creation is
+   * off the reply path; done here rather than in the thread pool, it costs no hand-over between
+   * threads (which, on a busy machine, costs the main thread about as much as the creation). An
+   * empty log is no thread to any reader, so the few a killed process leaves behind are never
+   * mistaken for one.
    */
   private makeSpares(): void {
-    while (this.threadsDirReady && !this.closed && this.spares.length + this.sparesPending < SPARE_LOGS) {
-      this.sparesPending += 1;
-      const id = randomUUID();
-      const file = this.logFile(id);
-      open(file, 'ax', (err, fd) => {
-        this.sparesPending -= 1;
-        if (err) return; // the folder is gone, say: threads are created directly until it is back
-        if (this.closed) return removeSpare({ id, file, fd });
-        this.spares.push({ id, file, fd });
-      });
-    }
+    if (this.sparesScheduled || !this.threadsDirReady || this.closed || this.spares.length >= SPARE_LOGS) return;
+    this.sparesScheduled = true;
+    setImmediate(() => {
+      this.sparesScheduled = false;
+      while (this.threadsDirReady && !this.closed && this.spares.length < SPARE_LOGS) {
+        const id = randomUUID();
+        const file = this.logFile(id);
+        try {
+          this.spares.push({ id, file, fd: openSync(file, 'ax') });
+        } catch {
+          return; // the folder is gone, say: threads are created directly until it is back
+        }
+      }
+    });
   }
 
   /** The descriptor of the spare log a thread took, unless its file went (the folder removed behind our back). */

@@ -75,13 +75,72 @@ export function isThreadStatus(value: unknown): value is ThreadStatus {
   return typeof value === 'string' && STATUSES.has(value);
 }
 
-/** Current time as ISO 8601. */
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/** Current time as ISO 8601 (formatted once a millisecond: a step stamps several records). */
 function now(): string {
-  return new Date().toISOString();
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
-/** Deep copy through JSON, so every store keeps exactly what a persisting store would. */
+/** Marks a value {@link plainCopy} leaves to JSON itself. */
+const UNUSUAL = Symbol('unusual');
+
+/** Nesting beyond which {@link plainCopy} gives up (JSON then reports a cycle, or copies what is only deep). */
+const PLAIN_DEPTH = 64;
+
+/**
+ * A copy of plain JSON data (strings, finite numbers, booleans, null, arrays of them and objects with
+ * Object's prototype), or UNUSUAL for anything whose JSON form differs from itself (a Date or other
+ * toJSON, undefined or a function in an array, a non-finite number, another prototype, a `__proto__`
+ * key). A run stores a few messages per step, and this is several times faster than a JSON round trip.
+ */
+function plainCopy(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value + 0 : UNUSUAL;
+    case 'object':
+      break;
+    default:
+      return UNUSUAL;
+  }
+  if (value === null) return null;
+  if (depth > PLAIN_DEPTH) return UNUSUAL;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = plainCopy(value[i], depth + 1);
+      if (item === UNUSUAL) return UNUSUAL;
+      out[i] = item;
+    }
+    return out;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype || 'toJSON' in value) return UNUSUAL;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    // JSON leaves out members that are undefined, functions or symbols.
+    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+    if (key === '__proto__') return UNUSUAL;
+    const copied = plainCopy(item, depth + 1);
+    if (copied === UNUSUAL) return UNUSUAL;
+    out[key] = copied;
+  }
+  return out;
+}
+
+/** Deep copy with JSON's meaning, so every store keeps exactly what a persisting store would. */
 export function jsonCopy<T>(value: T, what: string): T {
+  const plain = plainCopy(value, 0);
+  if (plain !== UNUSUAL) return plain as T;
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
