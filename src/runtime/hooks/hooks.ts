@@ -11,11 +11,23 @@ import type { Entry } from '../../registry/types.js';
 // The runtime calls every hook through one shape; each point's typed signature is the user's contract.
 type AnyHook = (state: ThreadState, ...data: unknown[]) => unknown;
 
+/** What a point without hooks answers at once: most points of most runs have none. */
+const NOTHING_TO_RUN: Promise<void> = Promise.resolve();
+
 export class HookRunner {
+  /** The hooks of each point that has any, in order. */
+  private readonly byPoint = new Map<HookName, Array<Entry<HookDefinition>>>();
+
   constructor(
-    private readonly hooks: ReadonlyArray<Entry<HookDefinition>>,
+    hooks: ReadonlyArray<Entry<HookDefinition>>,
     private readonly report: (message: string) => void,
-  ) {}
+  ) {
+    for (const hook of hooks) {
+      const list = this.byPoint.get(hook.definition.hook);
+      if (list) list.push(hook);
+      else this.byPoint.set(hook.definition.hook, [hook]);
+    }
+  }
 
   /** The hooks a prompt runs: its own list, or the agent's when it has none. */
   static select(
@@ -28,7 +40,7 @@ export class HookRunner {
   }
 
   has(point: HookName): boolean {
-    return this.hooks.some((hook) => hook.definition.hook === point);
+    return this.byPoint.has(point);
   }
 
   /**
@@ -37,15 +49,21 @@ export class HookRunner {
    * between the state and the data (a message id, a tool call). A returned
    * value that `accept` refuses is reported and the data kept.
    */
-  async transform<T>(
+  transform<T>(point: HookName, state: ThreadState, data: T, leading: unknown[] = [], accept?: (value: unknown) => value is T): Promise<T> {
+    const hooks = this.byPoint.get(point);
+    return hooks ? this.runTransform(hooks, point, state, data, leading, accept ?? isSameKind(data)) : Promise.resolve(data);
+  }
+
+  private async runTransform<T>(
+    hooks: ReadonlyArray<Entry<HookDefinition>>,
     point: HookName,
     state: ThreadState,
     data: T,
-    leading: unknown[] = [],
-    accept: (value: unknown) => value is T = isSameKind(data),
+    leading: unknown[],
+    accept: (value: unknown) => value is T,
   ): Promise<T> {
     let current = data;
-    for (const hook of this.at(point)) {
+    for (const hook of hooks) {
       try {
         const returned = await (hook.definition.execute as AnyHook)(state, ...leading, current);
         if (returned === undefined || returned === null) continue;
@@ -72,7 +90,7 @@ export class HookRunner {
   ): Promise<ToolResult | undefined> {
     let replacement: ToolResult | undefined;
     let current: unknown = data;
-    for (const hook of this.at(point)) {
+    for (const hook of this.byPoint.get(point) ?? []) {
       try {
         const returned = await (hook.definition.execute as AnyHook)(state, toolCall, current);
         if (returned === undefined || returned === null) continue;
@@ -93,18 +111,24 @@ export class HookRunner {
   }
 
   /** Runs the hooks of a notification point; return values are ignored. */
-  async notify(point: HookName, state: ThreadState, ...data: unknown[]): Promise<void> {
-    for (const hook of this.at(point)) {
+  notify(point: HookName, state: ThreadState, ...data: unknown[]): Promise<void> {
+    const hooks = this.byPoint.get(point);
+    return hooks ? this.runNotify(hooks, point, state, data) : NOTHING_TO_RUN;
+  }
+
+  private async runNotify(
+    hooks: ReadonlyArray<Entry<HookDefinition>>,
+    point: HookName,
+    state: ThreadState,
+    data: unknown[],
+  ): Promise<void> {
+    for (const hook of hooks) {
       try {
         await (hook.definition.execute as AnyHook)(state, ...data);
       } catch (error) {
         this.report(`hook "${hook.name}" (${point}) failed: ${errorMessage(error)}`);
       }
     }
-  }
-
-  private at(point: HookName): Array<Entry<HookDefinition>> {
-    return this.hooks.filter((hook) => hook.definition.hook === point);
   }
 }
 

@@ -78,8 +78,8 @@ export class PostgresStore implements Store {
   /** Connections holding thread locks, dropped (and their locks with them) on close. */
   private readonly heldLocks = new Set<pg.PoolClient>();
   private keyPromise: Promise<Buffer> | undefined;
-  /** Names of the prepared statements, by their text (see statement()). */
-  private readonly statementNames = new Map<string, string>();
+  /** The prepared statements (name and text with the schema filled in), by their text as written here (see statement()). */
+  private readonly statements = new Map<string, { name: string; text: string }>();
   /** Threads created here that are not in the database yet (see the class comment). */
   private readonly unwritten = new Map<string, ThreadRecord>();
 
@@ -131,10 +131,12 @@ export class PostgresStore implements Store {
    * database's own CPU is the server's too). Every statement here is fixed text with parameters.
    */
   private statement(text: string, values: unknown[]): pg.QueryConfig {
-    const sql = text.replaceAll('$schema', this.schema);
-    let name = this.statementNames.get(sql);
-    if (name === undefined) this.statementNames.set(sql, (name = `agentport_${this.statementNames.size + 1}`));
-    return { name, text: sql, values };
+    let prepared = this.statements.get(text);
+    if (prepared === undefined) {
+      prepared = { name: `agentport_${this.statements.size + 1}`, text: text.replaceAll('$schema', this.schema) };
+      this.statements.set(text, prepared);
+    }
+    return { name: prepared.name, text: prepared.text, values };
   }
 
   /** Runs `work` in a transaction on one connection. */
