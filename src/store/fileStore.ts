@@ -30,7 +30,9 @@
  *
  * Cost: creating a file is the dear part of a write (on some disks as dear as hundreds of
  * appends), so a thread costs one: its log, made ahead of need (see makeSpares), written with
- * its first message, variable, file or update, the record in the same write as the first line. Appends go through a
+ * its first message, variable, file or update, the record in the same write as the first line (a
+ * new thread's opening messages may wait for the next write: AppendOptions.withNextWrite, so its
+ * first call writes once). Appends go through a
  * descriptor kept open (at most {@link MAX_OPEN_FILES}, least recently used closed first) with
  * one synchronous write, so a record costs one system call, not a trip through the thread pool.
  * What a log holds is kept parsed (within a {@link MESSAGE_CACHE_BYTES} budget), so a turn does
@@ -38,7 +40,8 @@
  *
  * Durability: appended lines reach the disk by group commit: every file written to is fsynced
  * within {@link FSYNC_WITHIN_MS} ms, off the reply path, and on close. A power loss may lose what
- * was written in that window; a killed process loses nothing it was told was written. JSON files
+ * was written in that window; a killed process loses nothing it was told was written, except
+ * opening messages told they may wait (whose thread nobody else knows yet). JSON files
  * are replaced with temp file + rename, so a killed process leaves the old or the new version,
  * never a mix, and an interrupted append leaves at most a torn last line, which reading drops.
  * Several processes may share the directory: a turn takes the thread's lock (lockThread), and the
@@ -83,7 +86,17 @@ import {
 } from './paths.js';
 import { acquireThreadLock } from './threadLock.js';
 import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
-import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, Store, StoredMessage, ThreadRecord, VariableValue } from './types.js';
+import type {
+  AppendOptions,
+  AttachmentRef,
+  FileInfo,
+  MessagePatch,
+  NewMessage,
+  Store,
+  StoredMessage,
+  ThreadRecord,
+  VariableValue,
+} from './types.js';
 
 /** Default data directory, relative to the working directory. */
 const DEFAULT_STORE_DIR = '.agentport';
@@ -295,6 +308,8 @@ export class FileStore implements Store {
   private readonly threads = new Map<string, ThreadRecord>();
   /** Threads created here that have nothing on disk yet (see materialize). */
   private readonly unwritten = new Set<string>();
+  /** Lines of such threads waiting to be written with the first line (AppendOptions.withNextWrite). */
+  private readonly waiting = new Map<string, string>();
   private readonly appendState = new Map<string, AppendState>();
   /** Open log descriptors by thread, least recently used first. */
   private readonly openFiles = new Map<string, number>();
@@ -352,7 +367,8 @@ export class FileStore implements Store {
       if (this.variables.has(threadId) && this.variableStamps.get(threadId) !== fileStamp(this.variablesFile(threadId))) {
         this.variables.delete(threadId);
       }
-      if (this.unwritten.has(threadId)) return;
+      // A thread locked is about to be known beyond this process: what waits is written now.
+      if (this.unwritten.has(threadId)) return this.waiting.has(threadId) ? this.materializeAlone(threadId) : undefined;
       const known = this.appendState.get(threadId);
       if (known === undefined || fileSize(this.logFile(threadId)) !== known.bytes) this.forget(threadId);
     });
@@ -442,7 +458,8 @@ export class FileStore implements Store {
     this.adoptFile(id, fd);
     this.unwritten.delete(id);
     this.makeSpares();
-    return headerLine(record);
+    // The waiting lines are dropped by the caller once written (a failed first write leaves them waiting).
+    return headerLine(record) + (this.waiting.get(id) ?? '');
   }
 
   /**
@@ -486,6 +503,7 @@ export class FileStore implements Store {
     if (!this.unwritten.has(id)) return;
     const state = await this.appendStateFor(id);
     this.writeLine(id, state, Buffer.from(this.materialize(id), 'utf8'), true);
+    this.waiting.delete(id);
   }
 
   private async requireThread(id: string): Promise<ThreadRecord> {
@@ -881,6 +899,7 @@ export class FileStore implements Store {
     const header = this.materialize(threadId);
     const line = Buffer.from(header + (state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n', 'utf8');
     this.writeLine(threadId, state, line, header !== '');
+    this.waiting.delete(threadId);
     state.needsNewline = false;
     // The cache keeps its own copy: the caller may change what it was given.
     if (state.replay && !isThreadOp(record)) {
@@ -889,7 +908,7 @@ export class FileStore implements Store {
   }
 
   /** {@inheritDoc Store.appendMessage} */
-  async appendMessage(threadId: string, message: NewMessage): Promise<StoredMessage> {
+  async appendMessage(threadId: string, message: NewMessage, options?: AppendOptions): Promise<StoredMessage> {
     assertValidThreadId(threadId);
     // Validate and copy now: the caller may reuse its object while the append waits its turn.
     const draft = buildMessage(threadId, 0, message);
@@ -898,6 +917,13 @@ export class FileStore implements Store {
       const state = await this.appendStateFor(threadId);
       // lastSeq counts deleted messages too (their lines stay in the file): no seq is reused.
       const stored: StoredMessage = { ...draft, seq: state.lastSeq + 1 };
+      if (options?.withNextWrite && this.unwritten.has(threadId)) {
+        // Written with the thread's first line, by whatever writes the thread next (or by close).
+        this.waiting.set(threadId, (this.waiting.get(threadId) ?? '') + JSON.stringify(stored) + '\n');
+        state.replay?.add({ message: structuredClone(stored) });
+        state.lastSeq = stored.seq;
+        return stored;
+      }
       await this.appendLine(threadId, state, stored);
       state.lastSeq = stored.seq;
       return stored;
@@ -1157,6 +1183,14 @@ export class FileStore implements Store {
   /** {@inheritDoc Store.close} */
   async close(): Promise<void> {
     await this.queue.idle();
+    // Opening messages still waiting for their thread's next write (AppendOptions.withNextWrite).
+    for (const threadId of [...this.waiting.keys()]) {
+      await this.queue
+        .run(threadId, () => this.materializeAlone(threadId))
+        .catch((error: unknown) => {
+          warn(`thread ${threadId} could not be written at close: ${error instanceof Error ? error.message : String(error)}`);
+        });
+    }
     this.closed = true;
     for (const spare of [...this.spares.splice(0), ...this.reserved.values()]) removeSpare(spare);
     this.reserved.clear();

@@ -96,6 +96,19 @@ export interface FileInfo {
 /** The message fields {@link Store.updateMessage} can replace. */
 export type MessagePatch = Partial<Pick<StoredMessage, 'content' | 'meta' | 'reasoning'>>;
 
+/** How an append may be written. */
+export interface AppendOptions {
+  /**
+   * The message may wait for the thread's next write, when the thread was created here and
+   * nothing of it is stored yet: a new thread's opening messages then go to disk or to the
+   * database together with the first answer, in one write. Anything else done with the thread
+   * (any write, lock or read through this store object) writes them first, and `close` writes
+   * what still waits; until then no other process sees the thread. Stores that cannot wait write
+   * at once.
+   */
+  withNextWrite?: boolean;
+}
+
 /**
  * Persistence of threads, messages, files and variables.
  *
@@ -118,7 +131,7 @@ export interface Store {
    * 1..N with no gaps as long as nothing is deleted. Each append takes the seq after the highest
    * one ever assigned in the thread, deleted messages included, so a deleted seq is never reused.
    */
-  appendMessage(threadId: string, message: NewMessage): Promise<StoredMessage>;
+  appendMessage(threadId: string, message: NewMessage, options?: AppendOptions): Promise<StoredMessage>;
   /**
    * The thread's messages in `seq` order, including every append, update and deletion started
    * before this call. After deletions the seqs have gaps (e.g. 1, 2, 5).

@@ -11,6 +11,8 @@ import type { Store } from '../../src/store/types.js';
 export interface StoreHarness {
   store: Store;
   cleanup(): Promise<void>;
+  /** Another store object on the same data, as another process would open it (persisting stores). */
+  another?(): Store;
 }
 
 /** Awaits `promise` and checks it rejects with an AgentportError of `code` whose message contains `mentions`. */
@@ -320,6 +322,84 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
           ['c', 3, 'c'],
         ]);
         await Promise.all(pending);
+      });
+    });
+
+    describe('opening messages that wait for the next write (withNextWrite)', () => {
+      const others: Store[] = [];
+      const another = (): Store | undefined => {
+        const other = harness.another?.();
+        if (other) others.push(other);
+        return other;
+      };
+      afterEach(async () => {
+        for (const other of others.splice(0)) await other.close?.();
+      });
+
+      it('are stored as far as this store object tells: seq, reads, and the appends after them', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const first = await store.appendMessage(t.id, { role: 'system', content: 'rules' }, { withNextWrite: true });
+        const second = await store.appendMessage(t.id, { role: 'user', content: 'hi' }, { withNextWrite: true });
+        expect([first.seq, second.seq]).toEqual([1, 2]);
+        expect((await store.listMessages(t.id)).map((m) => [m.seq, m.id, m.content])).toEqual([
+          [1, first.id, 'rules'],
+          [2, second.id, 'hi'],
+        ]);
+        const answer = await store.appendMessage(t.id, { role: 'assistant', content: 'hello' });
+        expect(answer.seq).toBe(3);
+        expect((await store.listMessages(t.id)).map((m) => m.content)).toEqual(['rules', 'hi', 'hello']);
+      });
+
+      it('are written with the next append, in order, for every other store object to read', async () => {
+        const t = await store.createThread({ prompt: 'p', meta: { k: 1 } });
+        const opening = await store.appendMessage(t.id, { role: 'user', content: 'hi' }, { withNextWrite: true });
+        const answer = await store.appendMessage(t.id, { role: 'assistant', content: 'hello' });
+        const other = another();
+        if (!other) return;
+        expect(await other.getThread(t.id)).toMatchObject({ id: t.id, prompt: 'p', meta: { k: 1 } });
+        expect(await other.listMessages(t.id)).toEqual([opening, answer]);
+      });
+
+      it('are written by the first other write (status, variables, files) and by taking the lock', async () => {
+        const byStatus = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(byStatus.id, { role: 'user', content: 'a' }, { withNextWrite: true });
+        await store.updateThread(byStatus.id, { status: 'running' });
+        const byVariables = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(byVariables.id, { role: 'user', content: 'b' }, { withNextWrite: true });
+        await store.setVariables(byVariables.id, [{ name: 'X', value: '1', secret: false }]);
+        const byFile = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(byFile.id, { role: 'user', content: 'c' }, { withNextWrite: true });
+        await store.writeFile(byFile.id, '/a.txt', new TextEncoder().encode('x'), { mimeType: 'text/plain' });
+        const byLock = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(byLock.id, { role: 'user', content: 'd' }, { withNextWrite: true });
+        if (store.lockThread) await (await store.lockThread(byLock.id, 1000))();
+        const other = another();
+        if (!other) return;
+        expect((await other.getThread(byStatus.id))?.status).toBe('running');
+        const written = [byStatus, byVariables, byFile, ...(store.lockThread ? [byLock] : [])];
+        for (const [i, thread] of written.entries()) {
+          expect((await other.listMessages(thread.id)).map((m) => m.content)).toEqual([['a', 'b', 'c', 'd'][i]]);
+        }
+      });
+
+      it('are written at close, and meanwhile no other store object sees the thread', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const opening = await store.appendMessage(t.id, { role: 'user', content: 'hi' }, { withNextWrite: true });
+        const other = another();
+        if (!other) return;
+        expect(await other.getThread(t.id)).toBeUndefined();
+        await store.close?.();
+        expect(await other.listMessages(t.id)).toEqual([opening]);
+      });
+
+      it('go at once to a thread that is stored already', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(t.id, { role: 'user', content: 'first' });
+        const later = await store.appendMessage(t.id, { role: 'user', content: 'second' }, { withNextWrite: true });
+        expect(later.seq).toBe(2);
+        const other = another();
+        if (!other) return;
+        expect((await other.listMessages(t.id)).map((m) => m.content)).toEqual(['first', 'second']);
       });
     });
 

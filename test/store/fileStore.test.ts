@@ -24,7 +24,7 @@ function makeTempDir(): Promise<string> {
 
 describeStoreContract('FileStore', async () => {
   const dir = await makeTempDir();
-  return { store: new FileStore({ dir }), cleanup: () => rm(dir, { recursive: true, force: true }) };
+  return { store: new FileStore({ dir }), cleanup: () => rm(dir, { recursive: true, force: true }), another: () => new FileStore({ dir }) };
 });
 
 /** A thread's log: its record on the first line, then its messages and operations. */

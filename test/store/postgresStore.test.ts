@@ -33,7 +33,11 @@ async function dropSchema(schema: string): Promise<void> {
 describe.runIf(reachable)('PostgresStore', () => {
   describeStoreContract('PostgresStore', async () => {
     const schema = freshSchema();
-    return { store: new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY }), cleanup: () => dropSchema(schema) };
+    return {
+      store: new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY }),
+      cleanup: () => dropSchema(schema),
+      another: () => new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY }),
+    };
   });
 
   describe('on a shared database', () => {

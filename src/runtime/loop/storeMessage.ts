@@ -1,11 +1,17 @@
 /** Every message a run stores goes through here: hooks, secret redaction, then the store. */
 import type { ThreadState } from '../../definitions/types.js';
-import type { NewMessage, StoredMessage } from '../../store/types.js';
+import type { AppendOptions, NewMessage, StoredMessage } from '../../store/types.js';
 import type { Run, Side } from '../run/types.js';
 
-export async function storeMessage(run: Run, side: Side, state: ThreadState, message: NewMessage): Promise<StoredMessage> {
+export async function storeMessage(
+  run: Run,
+  side: Side,
+  state: ThreadState,
+  message: NewMessage,
+  options?: AppendOptions,
+): Promise<StoredMessage> {
   const prepared = await side.hooks.transform('before_create_message', state, ownedBy(run, side.key, message), [], isNewMessage);
-  const stored = await run.services.store.appendMessage(run.thread.id, run.redactor.deep(prepared));
+  const stored = await run.services.store.appendMessage(run.thread.id, run.redactor.deep(prepared), options);
   run.messages.push(stored);
   await side.hooks.notify('after_create_message', state, stored);
   return stored;

@@ -8,7 +8,7 @@
 import type { AgentDefinition, ModelRequestMessage, ThreadState } from '../../definitions/types.js';
 import { AgentportError, errorMessage } from '../../errors.js';
 import type { Entry, LoadedPrompt } from '../../registry/types.js';
-import type { ContentPart, NewMessage, ThreadRecord, VariableValue } from '../../store/types.js';
+import type { AppendOptions, ContentPart, NewMessage, ThreadRecord, VariableValue } from '../../store/types.js';
 import { buildSide, enableOptionalSubagents } from '../agents/sides.js';
 import { storeMessage } from '../loop/storeMessage.js';
 import { Execution } from '../state/execution.js';
@@ -191,6 +191,8 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
   return run;
 }
 
+const DEFERRED: AppendOptions = { withNextWrite: true };
+
 /**
  * Values sent with a call must be for names the run uses: declared by its
  * prompts, agent or tools, or read by its subagent configs (optional flags,
@@ -248,8 +250,12 @@ async function startThread(run: Run, spec: RunSpec, rendered: NewMessage[], isNe
       throw new AgentportError('INVALID_ARGUMENTS', `cannot attach files to ${spec.target}: ${errorMessage(error)}`);
     }
   }
+  // A new top-level thread's opening messages are written with its first answer (one write, off the way to
+  // the model); a run still going after a moment is marked running, which writes them (execute.ts). Only its
+  // caller knows the thread until then. (A sub-prompt's or subagent's id is in its parent's records at once.)
+  const deferred = isNew && !spec.parent ? DEFERRED : undefined;
   for (const message of turn) {
-    const stored = await storeMessage(run, sides.a, state, message);
+    const stored = await storeMessage(run, sides.a, state, message, deferred);
     run.sessionStartSeq = Math.min(run.sessionStartSeq, stored.seq);
   }
 }

@@ -13,9 +13,10 @@
  * start (see migrations.ts).
  *
  * A thread created without a given id is written with its first message (or
- * other write), in the same statement: a one-step run costs two round trips,
- * not three. Until then it exists in the process that created it only, as
- * in the file store.
+ * other write), in the same statement; its opening messages may wait for the
+ * next write (AppendOptions.withNextWrite), so a one-step run costs one round
+ * trip. Until then it exists in the process that created it only, as in the
+ * file store.
  */
 import pg from 'pg';
 import { AgentportError } from '../../errors.js';
@@ -38,7 +39,18 @@ import {
 } from '../internal.js';
 import { assertValidThreadId, directoryPrefix, isValidThreadId, matchesPrefix, normalizeThreadPath } from '../paths.js';
 import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from '../secretKey.js';
-import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, Store, StoredMessage, ThreadRecord, VariableValue } from '../types.js';
+import type {
+  AppendOptions,
+  AttachmentRef,
+  FileInfo,
+  MessagePatch,
+  NewMessage,
+  Store,
+  StoredMessage,
+  ThreadRecord,
+  VariableValue,
+} from '../types.js';
+import { log } from '../../log.js';
 import { migrate } from './migrations.js';
 
 /** The largest file a thread may keep here (PostgreSQL's own limit for one value is 1 GB). */
@@ -82,6 +94,9 @@ export class PostgresStore implements Store {
   private readonly statements = new Map<string, { name: string; text: string }>();
   /** Threads created here that are not in the database yet (see the class comment). */
   private readonly unwritten = new Map<string, ThreadRecord>();
+  private closing: Promise<void> | undefined;
+  /** Messages of such threads waiting to be written with them (AppendOptions.withNextWrite), in seq order. */
+  private readonly waiting = new Map<string, WaitingMessage[]>();
 
   constructor(private readonly options: PostgresStoreOptions) {
     const schema = options.schema ?? 'agentport';
@@ -193,13 +208,40 @@ export class PostgresStore implements Store {
     return Boolean(rowCount);
   }
 
-  /** Writes a thread created here to the database, with `record` (inside the thread's queue). */
+  /** Writes a thread created here to the database, with `record` and its waiting messages (inside the thread's queue). */
   private async materialize(id: string, record?: ThreadRecord): Promise<void> {
     const pending = this.unwritten.get(id);
     if (pending === undefined) return;
     // A row already there is this one, written by an earlier try whose answer was lost.
-    await this.insertThread(record ?? pending);
+    const waiting = this.waiting.get(id);
+    if (waiting) await this.insertWithMessages(id, record ?? pending, waiting);
+    else await this.insertThread(record ?? pending);
     this.unwritten.delete(id);
+    this.waiting.delete(id);
+  }
+
+  /**
+   * The thread's row and its first messages in one statement; the seqs of the rows written (none when
+   * the row was there already: written, with these messages, by an earlier try whose answer was lost).
+   */
+  private async insertWithMessages(id: string, record: ThreadRecord, messages: readonly WaitingMessage[]): Promise<string[]> {
+    const { rows } = await this.query<{ seq: string }>(
+      `WITH thread AS (INSERT INTO $schema.threads (id, record, status, created_at, last_seq) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (id) DO NOTHING RETURNING id)
+       INSERT INTO $schema.messages (thread_id, seq, id, body)
+       SELECT $1, m.seq, m.id, m.body FROM thread, unnest($6::bigint[], $7::text[], $8::text[]) AS m (seq, id, body) RETURNING seq`,
+      [
+        id,
+        JSON.stringify(record),
+        record.status,
+        record.createdAt,
+        messages.length,
+        messages.map((m) => m.seq),
+        messages.map((m) => m.id),
+        messages.map((m) => m.body),
+      ],
+    );
+    return rows.map((row) => row.seq);
   }
 
   /** {@inheritDoc Store.getThread} */
@@ -242,7 +284,7 @@ export class PostgresStore implements Store {
   }
 
   /** {@inheritDoc Store.appendMessage} The seq comes from the thread's row, locked for the statement. */
-  async appendMessage(threadId: string, message: NewMessage): Promise<StoredMessage> {
+  async appendMessage(threadId: string, message: NewMessage, options?: AppendOptions): Promise<StoredMessage> {
     assertValidThreadId(threadId);
     // Validated (and the id chosen) before the round trip; the seq is filled in from the database.
     const draft = buildMessage(threadId, 1, message);
@@ -256,16 +298,19 @@ export class PostgresStore implements Store {
     const { rows } = await this.queue.run(threadId, async () => {
       const pending = this.unwritten.get(threadId);
       if (pending === undefined) return appendToStored();
-      // The thread and its first message in one statement. A thread row already there is this one, written by an
-      // earlier try whose answer was lost: then the message goes after what it holds.
-      const result = await this.query<{ seq: string }>(
-        `WITH thread AS (INSERT INTO $schema.threads (id, record, status, created_at, last_seq) VALUES ($1, $4, $5, $6, 1)
-           ON CONFLICT (id) DO NOTHING RETURNING last_seq)
-         INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM thread RETURNING seq`,
-        [threadId, draft.id, JSON.stringify(body), JSON.stringify(pending), pending.status, pending.createdAt],
-      );
+      const waiting = this.waiting.get(threadId) ?? [];
+      const next = { id: draft.id, seq: waiting.length + 1, body: JSON.stringify(body) };
+      if (options?.withNextWrite) {
+        // Written with the thread by whatever writes it next (or by close).
+        this.waiting.set(threadId, [...waiting, next]);
+        return { rows: [{ seq: String(next.seq) }] };
+      }
+      // The thread, what waits and this message in one statement. A thread row already there is this one,
+      // written with what waits by an earlier try whose answer was lost: then the message goes after what it holds.
+      const written = await this.insertWithMessages(threadId, pending, [...waiting, next]);
       this.unwritten.delete(threadId);
-      return result.rows[0] ? result : appendToStored();
+      this.waiting.delete(threadId);
+      return written.length ? { rows: [{ seq: written.at(-1)! }] } : appendToStored();
     });
     if (!rows[0]) throw threadNotFound(threadId);
     return { ...draft, seq: Number(rows[0].seq) };
@@ -275,7 +320,9 @@ export class PostgresStore implements Store {
   async listMessages(threadId: string): Promise<StoredMessage[]> {
     assertValidThreadId(threadId);
     return this.queue.run(threadId, async () => {
-      if (this.unwritten.has(threadId)) return [];
+      if (this.unwritten.has(threadId)) {
+        return (this.waiting.get(threadId) ?? []).map((m) => this.message(threadId, { seq: String(m.seq), body: m.body }));
+      }
       const { rows } = await this.query<{ seq: string; body: string }>(
         'SELECT seq, body FROM $schema.messages WHERE thread_id = $1 ORDER BY seq',
         [threadId],
@@ -295,6 +342,7 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     const checked = validateMessagePatch(threadId, id, patch);
     return this.queue.run(threadId, async () => {
+      if (this.waiting.has(threadId)) await this.materialize(threadId);
       if (this.unwritten.has(threadId)) throw messageNotFound(threadId, id);
       return this.transaction(async (run) => {
         const { rows } = await run<{ seq: string; body: string }>(
@@ -321,6 +369,7 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     const doomed = validateMessageIds(threadId, ids);
     return this.queue.run(threadId, async () => {
+      if (this.waiting.has(threadId)) await this.materialize(threadId);
       if (this.unwritten.has(threadId)) return;
       await this.requireThread(threadId);
       if (doomed.length > 0) await this.query('DELETE FROM $schema.messages WHERE thread_id = $1 AND id = ANY($2)', [threadId, doomed]);
@@ -469,6 +518,8 @@ export class PostgresStore implements Store {
   async lockThread(threadId: string, waitMs: number): Promise<() => Promise<void>> {
     assertValidThreadId(threadId);
     await this.open();
+    // A thread locked is about to be known beyond this process: what waits is written now.
+    if (this.waiting.has(threadId)) await this.queue.run(threadId, () => this.materialize(threadId));
     const client = await this.lockPool.connect();
     const lockKey = `agentport-thread:${this.schema}:${threadId}`;
     const deadline = Date.now() + waitMs;
@@ -502,14 +553,33 @@ export class PostgresStore implements Store {
     };
   }
 
-  /** {@inheritDoc Store.close} */
-  async close(): Promise<void> {
+  /** {@inheritDoc Store.close} Closing again waits for the first close. */
+  close(): Promise<void> {
+    return (this.closing ??= this.closeOnce());
+  }
+
+  private async closeOnce(): Promise<void> {
     await this.queue.idle();
+    // Opening messages still waiting for their thread's next write (AppendOptions.withNextWrite).
+    for (const threadId of [...this.waiting.keys()]) {
+      await this.queue
+        .run(threadId, () => this.materialize(threadId))
+        .catch((error: unknown) => {
+          log.warn(`thread ${threadId} could not be written at close: ${error instanceof Error ? error.message : String(error)}`);
+        });
+    }
     // Locks still held go with their connections.
     for (const client of this.heldLocks) client.release(true);
     this.heldLocks.clear();
     await Promise.all([this.pool.end(), this.lockPool.end()]);
   }
+}
+
+/** A message of a thread not in the database yet, as its row will hold it. */
+interface WaitingMessage {
+  id: string;
+  seq: number;
+  body: string;
 }
 
 /** A query on the pool or inside a transaction. */

@@ -1,0 +1,114 @@
+/**
+ * A new thread's opening messages are written with its first answer: one
+ * write (one statement on PostgreSQL) for a one-step call. A run that goes on
+ * is marked running after a moment, which writes them: from then on another
+ * process sees the thread and its opening message.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadRegistryOrThrow } from '../../src/registry/load.js';
+import { createRuntime } from '../../src/runtime/runtime.js';
+import { FileStore } from '../../src/store/fileStore.js';
+import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
+import type { Store } from '../../src/store/types.js';
+import { FakeModelServer } from '../support/fakeModelServer.js';
+import { databaseUrl, postgresReachable } from '../support/postgres.js';
+import { RUNTIME_AGENTS } from './harness.js';
+
+const model = new FakeModelServer();
+const registry = await loadRegistryOrThrow({ agentsDir: RUNTIME_AGENTS });
+const reachable = await postgresReachable();
+const cleanups: Array<() => Promise<void>> = [];
+
+beforeAll(() => model.start());
+afterAll(() => model.stop());
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function fileStores(): Promise<{ store: Store; another: () => Store }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'agentport-opening-'));
+  const store = new FileStore({ dir });
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  cleanups.push(async () => store.close());
+  return { store, another: () => track(new FileStore({ dir })) };
+}
+
+function track(store: Store): Store {
+  cleanups.push(async () => store.close?.());
+  return store;
+}
+
+function runtimeOn(store: Store) {
+  return createRuntime({ registry, store, env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' }, log: () => {} });
+}
+
+describe('a new thread opening messages', () => {
+  it('reach the file store with the first answer, in one write', async () => {
+    const { store, another } = await fileStores();
+    const appends: Array<{ options: unknown; seq?: number }> = [];
+    const append = store.appendMessage.bind(store);
+    store.appendMessage = async (threadId, message, options) => {
+      const stored = await append(threadId, message, options);
+      appends.push({ options, seq: stored.seq });
+      return stored;
+    };
+    model.reply({ text: 'hello' });
+    const result = await runtimeOn(store).runPrompt({ target: 'forgetful', args: { message: 'hi' } });
+    // The opening user message waited for the answer; the answer wrote both.
+    expect(appends).toEqual([
+      { options: { withNextWrite: true }, seq: 1 },
+      { options: undefined, seq: 2 },
+    ]);
+    const messages = await another().listMessages(result.threadId);
+    expect(messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'hi'],
+      ['assistant', 'hello'],
+    ]);
+  });
+
+  it('[ST-2] are written once the run is marked running, before the model has answered', async () => {
+    const { store, another } = await fileStores();
+    model.reply({ text: 'late', delayMs: 1500 });
+    const runtime = runtimeOn(store);
+    let threadId: string | undefined;
+    const done = runtime.runPrompt({ target: 'forgetful', args: { message: 'slow one' }, onThread: (id) => (threadId = id) });
+    await expect.poll(() => threadId).toBeDefined();
+    // A fresh reader each time, as another process would read it (a reader keeps what it has read).
+    await expect.poll(async () => (await another().getThread(threadId!))?.status, { timeout: 5000, interval: 50 }).toBe('running');
+    expect((await another().listMessages(threadId!)).map((m) => m.content)).toEqual(['slow one']);
+    await done;
+  });
+
+  describe.runIf(reachable)('on PostgreSQL', () => {
+    it('cost one statement for a one-step call', async () => {
+      const schema = `agentport_test_${randomBytes(6).toString('hex')}`;
+      const store = new PostgresStore({ url: databaseUrl(), schema, secretKey: randomBytes(32) });
+      cleanups.push(async () => {
+        const client = new pg.Client({ connectionString: databaseUrl() });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await client.end();
+      });
+      cleanups.push(() => store.close());
+      const runtime = runtimeOn(store);
+      model.reply({ text: 'warm' });
+      await runtime.runPrompt({ target: 'forgetful', args: { message: 'first' } });
+      // Every statement goes through a pool client's query.
+      const spy = vi.spyOn(pg.Client.prototype, 'query');
+      try {
+        model.reply({ text: 'one write' });
+        const result = await runtime.runPrompt({ target: 'forgetful', args: { message: 'second' } });
+        expect(spy).toHaveBeenCalledTimes(1);
+        const reader = track(new PostgresStore({ url: databaseUrl(), schema, secretKey: randomBytes(32) }));
+        expect((await reader.listMessages(result.threadId)).map((m) => m.content)).toEqual(['second', 'one write']);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+  });
+});
