@@ -363,15 +363,21 @@ export class FileStore implements Store {
     const release = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs);
     // Another process may have written the thread since this one last read it: whatever it wrote
     // (messages, operations, a new status) shows in the size of the log.
-    await this.queue.run(threadId, async () => {
-      if (this.variables.has(threadId) && this.variableStamps.get(threadId) !== fileStamp(this.variablesFile(threadId))) {
-        this.variables.delete(threadId);
-      }
-      // A thread locked is about to be known beyond this process: what waits is written now.
-      if (this.unwritten.has(threadId)) return this.waiting.has(threadId) ? this.materializeAlone(threadId) : undefined;
-      const known = this.appendState.get(threadId);
-      if (known === undefined || fileSize(this.logFile(threadId)) !== known.bytes) this.forget(threadId);
-    });
+    try {
+      await this.queue.run(threadId, async () => {
+        if (this.variables.has(threadId) && this.variableStamps.get(threadId) !== fileStamp(this.variablesFile(threadId))) {
+          this.variables.delete(threadId);
+        }
+        // A thread locked is about to be known beyond this process: what waits is written now.
+        if (this.unwritten.has(threadId)) return this.waiting.has(threadId) ? this.materializeAlone(threadId) : undefined;
+        const known = this.appendState.get(threadId);
+        if (known === undefined || fileSize(this.logFile(threadId)) !== known.bytes) this.forget(threadId);
+      });
+    } catch (err) {
+      // Not held by a caller that never got it.
+      await release();
+      throw err;
+    }
     return release;
   }
 
@@ -878,9 +884,14 @@ export class FileStore implements Store {
       this.scheduleFlush();
     } catch (err) {
       if (creating) {
-        this.closeFile(threadId);
-        unlinkSync(this.logFile(threadId));
+        // The thread stays as created (what waits still waits), whether or not its new file goes.
         this.unwritten.add(threadId);
+        try {
+          this.closeFile(threadId);
+          unlinkSync(this.logFile(threadId));
+        } catch {
+          // A log left behind without its first line is no thread to any reader (see isAbandonedCreation).
+        }
       } else {
         // Part of the line may be on disk: re-read (and repair) before the next append.
         this.forget(threadId);

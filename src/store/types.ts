@@ -101,10 +101,10 @@ export interface AppendOptions {
   /**
    * The message may wait for the thread's next write, when the thread was created here and
    * nothing of it is stored yet: a new thread's opening messages then go to disk or to the
-   * database together with the first answer, in one write. Anything else done with the thread
-   * (any write, lock or read through this store object) writes them first, and `close` writes
-   * what still waits; until then no other process sees the thread. Stores that cannot wait write
-   * at once.
+   * database together with the first answer, in one write. Any other write or a lock of the
+   * thread writes them first, and `close` writes what still waits; reads through the same store
+   * object see them at once, other processes only once they are written. Stores that cannot wait
+   * write at once.
    */
   withNextWrite?: boolean;
 }

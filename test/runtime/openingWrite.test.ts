@@ -4,12 +4,12 @@
  * is marked running after a moment, which writes them: from then on another
  * process sees the thread and its opening message.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadRegistryOrThrow } from '../../src/registry/load.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { FileStore } from '../../src/store/fileStore.js';
@@ -26,6 +26,10 @@ const cleanups: Array<() => Promise<void>> = [];
 
 beforeAll(() => model.start());
 afterAll(() => model.stop());
+let requestsBefore = 0;
+beforeEach(() => {
+  requestsBefore = model.requests.length;
+});
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
@@ -82,6 +86,31 @@ describe('a new thread opening messages', () => {
     await expect.poll(async () => (await another().getThread(threadId!))?.status, { timeout: 5000, interval: 50 }).toBe('running');
     expect((await another().listMessages(threadId!)).map((m) => m.content)).toEqual(['slow one']);
     await done;
+  });
+
+  it('[ST-2] are written when the run ends having stored nothing after them (a hook stopped it first)', async () => {
+    const agents = await mkdtemp(path.join(tmpdir(), 'agentport-opening-agents-'));
+    cleanups.push(() => rm(agents, { recursive: true, force: true }));
+    const files = {
+      'models/m.ts': `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'm' });\n`,
+      'hooks/stop.ts': `import { defineHook } from 'agentport';\nexport default defineHook({ id: 'stop_at_once', hook: 'after_create_message', execute: (state) => state.execution.stop() });\n`,
+      'prompts/p.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'stopper', toolDescription: 'Stops.', model: 'm', prompt: 'Stop.', hooks: ['stop_at_once'], exposeAsTool: true });\n`,
+    };
+    for (const [file, text] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(agents, file)), { recursive: true });
+      await writeFile(path.join(agents, file), text);
+    }
+    const stopping = await loadRegistryOrThrow({ agentsDir: agents });
+    const { store, another } = await fileStores();
+    const runtime = createRuntime({
+      registry: stopping,
+      store,
+      env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' },
+      log: () => {},
+    });
+    const result = await runtime.runPrompt({ target: 'stopper', args: { message: 'never answered' } });
+    expect(model.requests).toHaveLength(requestsBefore);
+    expect((await another().listMessages(result.threadId)).map((m) => m.content)).toEqual(['never answered']);
   });
 
   describe.runIf(reachable)('on PostgreSQL', () => {

@@ -1,4 +1,5 @@
 import { appendFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FILE_STORE_FORMAT_VERSION, FileStore } from '../../src/store/fileStore.js';
 import { SECRET_KEY_ENV } from '../../src/store/secretKey.js';
 import { describeStoreContract, expectStoreError, sampleBytes } from './contract.js';
+import { REPO_ROOT } from '../support/paths.js';
 
 const savedKey = process.env[SECRET_KEY_ENV];
 
@@ -739,5 +741,31 @@ describe('FileStore on disk', () => {
     expect((await new FileStore({ dir }).listThreads()).map((t) => t.id)).toEqual([good.id]);
     expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('broken');
     await expectStoreError(new FileStore({ dir }).getThread('broken'), 'CORRUPT_DATA', 'thread.json');
+  });
+});
+
+describe('FileStore when a thread cannot be written', () => {
+  it('[RL-5] does not keep the lock of a thread whose first write failed: the next lock tries the write again', async () => {
+    // A process limited to 512-byte files (ulimit -f): the thread's first write, with a longer opening message, fails.
+    const dir = await makeTempDir();
+    const script = `
+      import { FileStore } from ${JSON.stringify(path.join(REPO_ROOT, 'dist', 'store', 'fileStore.js'))};
+      const store = new FileStore({ dir: process.argv[1] });
+      const t = await store.createThread({ prompt: 'p' });
+      await store.appendMessage(t.id, { role: 'user', content: 'x'.repeat(4096) }, { withNextWrite: true });
+      const attempt = async () => {
+        try { await (await store.lockThread(t.id, 0))(); return 'locked'; } catch (e) { return e.code ?? e.message; }
+      };
+      console.log(JSON.stringify([await attempt(), await attempt()]));
+      process.exit(0);`;
+    try {
+      const run = spawnSync('bash', ['-c', 'ulimit -f 1; exec "$0" "$@"', process.execPath, '--input-type=module', '-e', script, dir], {
+        encoding: 'utf8',
+      });
+      expect(run.stderr).toBe('');
+      expect(JSON.parse(run.stdout)).toEqual(['EFBIG', 'EFBIG']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

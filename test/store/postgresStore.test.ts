@@ -108,6 +108,51 @@ describe.runIf(reachable)('PostgresStore', () => {
       expect((await b.listMessages(thread.id)).map((m) => m.content)).toEqual(['hello']);
     });
 
+    it('[ST-1] recovers a first write whose answer was lost with messages waiting since: they go after what it wrote', async () => {
+      const [a, b] = stores as [PostgresStore, PostgresStore];
+      const thread = await a.createThread({ prompt: 'p' });
+      const opening = await a.appendMessage(thread.id, { role: 'system', content: 'rules' }, { withNextWrite: true });
+      // An earlier write committed the thread with its opening message, and its answer was lost.
+      const { seq: _seq, threadId: _thread, ...body } = opening;
+      const client = new pg.Client({ connectionString: databaseUrl() });
+      await client.connect();
+      try {
+        await client.query(
+          `WITH t AS (INSERT INTO ${schema}.threads (id, record, status, created_at, last_seq) VALUES ($1, $2, $3, $4, 1) RETURNING id)
+           INSERT INTO ${schema}.messages (thread_id, seq, id, body) SELECT $1, 1, $5, $6 FROM t`,
+          [thread.id, JSON.stringify(thread), thread.status, thread.createdAt, opening.id, JSON.stringify(body)],
+        );
+      } finally {
+        await client.end();
+      }
+      const later = await a.appendMessage(thread.id, { role: 'user', content: 'hi' }, { withNextWrite: true });
+      const answer = await a.appendMessage(thread.id, { role: 'assistant', content: 'hello' });
+      expect([opening.seq, later.seq, answer.seq]).toEqual([1, 2, 3]);
+      expect((await b.listMessages(thread.id)).map((m) => [m.seq, m.content])).toEqual([
+        [1, 'rules'],
+        [2, 'hi'],
+        [3, 'hello'],
+      ]);
+      // A status set by the write that found the row is not lost either.
+      const other = await a.createThread({ prompt: 'p' });
+      await a.appendMessage(other.id, { role: 'user', content: 'x' }, { withNextWrite: true });
+      const again = new pg.Client({ connectionString: databaseUrl() });
+      await again.connect();
+      try {
+        await again.query(`INSERT INTO ${schema}.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4)`, [
+          other.id,
+          JSON.stringify(other),
+          other.status,
+          other.createdAt,
+        ]);
+      } finally {
+        await again.end();
+      }
+      await a.updateThread(other.id, { status: 'running' });
+      expect((await b.getThread(other.id))?.status).toBe('running');
+      expect((await b.listMessages(other.id)).map((m) => m.content)).toEqual(['x']);
+    });
+
     it('[ST-4] one instance sees what another wrote, secrets included, and only ciphertext is stored', async () => {
       const [a, b] = stores as [PostgresStore, PostgresStore];
       const thread = await a.createThread({ prompt: 'p', meta: { from: 'a' } });

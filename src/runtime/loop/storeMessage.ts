@@ -12,9 +12,23 @@ export async function storeMessage(
 ): Promise<StoredMessage> {
   const prepared = await side.hooks.transform('before_create_message', state, ownedBy(run, side.key, message), [], isNewMessage);
   const stored = await run.services.store.appendMessage(run.thread.id, run.redactor.deep(prepared), options);
+  // A message written now takes what waited with it.
+  run.openingWaits = options?.withNextWrite === true;
   run.messages.push(stored);
   await side.hooks.notify('after_create_message', state, stored);
   return stored;
+}
+
+/**
+ * Writes a new thread's opening messages now if they still wait for a write: before its id reaches
+ * anything else (a sub-prompt's or subagent's thread names it as parent) and when the run ends
+ * having stored nothing after them (a hook stopped it before the model was called, say).
+ */
+export async function writeOpening(run: Run): Promise<void> {
+  if (!run.openingWaits) return;
+  // An update with nothing to change writes the thread, and what waits with it.
+  await run.services.store.updateThread(run.thread.id, {});
+  run.openingWaits = false;
 }
 
 /** In a dual_ai session every message belongs to a side: that decides who sees it how. */

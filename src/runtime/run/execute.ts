@@ -4,6 +4,7 @@
  * `cancelled` when the caller cancelled, `completed` once terminated.
  */
 import { runSession } from '../agents/session.js';
+import { writeOpening } from '../loop/storeMessage.js';
 import { INTERRUPTED_FROM_META, recordStatus, recordThrown } from './threadStatus.js';
 import type { Run, SessionResult } from './types.js';
 
@@ -37,6 +38,8 @@ async function execute(run: Run): Promise<SessionResult> {
     const result = await runSession(run);
     clearTimeout(mark);
     const status = run.execution.terminated ? 'completed' : result.error ? 'failed' : 'idle';
+    // A run that stored nothing after its opening messages writes them now: its caller gets the thread's id.
+    await writeOpening(run);
     // Once marked, the final status is written whatever the cached record says (a meta write may have replaced it).
     if (marking) {
       await marking;

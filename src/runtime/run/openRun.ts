@@ -10,7 +10,7 @@ import { AgentportError, errorMessage } from '../../errors.js';
 import type { Entry, LoadedPrompt } from '../../registry/types.js';
 import type { AppendOptions, ContentPart, NewMessage, ThreadRecord, VariableValue } from '../../store/types.js';
 import { buildSide, enableOptionalSubagents } from '../agents/sides.js';
-import { storeMessage } from '../loop/storeMessage.js';
+import { storeMessage, writeOpening } from '../loop/storeMessage.js';
 import { Execution } from '../state/execution.js';
 import { copyFilesAcross } from '../state/files.js';
 import { TERMINATED_META, threadState } from '../state/threadState.js';
@@ -142,6 +142,8 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
   if (services.stopping.signal.aborted) controller.abort(services.stopping.signal.reason);
   else if (spec.signal.aborted) controller.abort(spec.signal.reason);
   else spec.signal.addEventListener('abort', () => controller.abort(spec.signal.reason), { once: true });
+  // A child's thread names its parent: the parent is written first.
+  if (parent && !existing) await writeOpening(parent);
   const thread =
     existing ??
     (await services.store.createThread({

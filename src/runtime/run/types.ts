@@ -147,6 +147,11 @@ export interface Run {
   abort: (reason: unknown) => void;
   /** Marks the thread running in the store now (a run that outlives its call), set while it runs. */
   markRunning?: () => void;
+  /**
+   * The thread's opening messages wait for its next write (AppendOptions.withNextWrite): set by a new
+   * thread's opening, cleared by the next message this run stores. See writeOpening (loop/storeMessage.ts).
+   */
+  openingWaits?: boolean;
   /** The side that takes the first turn (a resumable subagent receiving on side B starts there). */
   firstSide: 'a' | 'b';
   /** The run that called this one (a sub-prompt's or subagent's caller). */

@@ -208,16 +208,52 @@ export class PostgresStore implements Store {
     return Boolean(rowCount);
   }
 
-  /** Writes a thread created here to the database, with `record` and its waiting messages (inside the thread's queue). */
-  private async materialize(id: string, record?: ThreadRecord): Promise<void> {
+  /**
+   * Writes a thread created here to the database (inside the thread's queue): with `record` (else the one
+   * kept here), its waiting messages and `then` after them; returns the seqs of those messages. A row already
+   * there is this thread's, written by an earlier try whose answer was lost: whatever that try did not write
+   * (the record, messages deferred or sent since) is written after what it holds.
+   */
+  private async materialize(id: string, record?: ThreadRecord, then?: WaitingMessage): Promise<string[]> {
     const pending = this.unwritten.get(id);
-    if (pending === undefined) return;
-    // A row already there is this one, written by an earlier try whose answer was lost.
-    const waiting = this.waiting.get(id);
-    if (waiting) await this.insertWithMessages(id, record ?? pending, waiting);
-    else await this.insertThread(record ?? pending);
+    if (pending === undefined) return [];
+    const messages = [...(this.waiting.get(id) ?? []), ...(then ? [then] : [])];
+    let seqs = messages.length ? await this.insertWithMessages(id, record ?? pending, messages) : [];
+    const inserted = messages.length ? seqs.length > 0 : await this.insertThread(record ?? pending);
+    if (!inserted) {
+      seqs = await this.catchUp(id, messages);
+      if (record)
+        await this.query('UPDATE $schema.threads SET record = $2, status = $3 WHERE id = $1', [id, JSON.stringify(record), record.status]);
+    }
     this.unwritten.delete(id);
     this.waiting.delete(id);
+    return seqs;
+  }
+
+  /** The seqs of `messages` in a thread already in the database: those it lacks are appended, in order. */
+  private async catchUp(id: string, messages: readonly WaitingMessage[]): Promise<string[]> {
+    if (messages.length === 0) return [];
+    const { rows } = await this.query<{ id: string; seq: string }>(
+      'SELECT id, seq FROM $schema.messages WHERE thread_id = $1 AND id = ANY($2)',
+      [id, messages.map((m) => m.id)],
+    );
+    const there = new Map(rows.map((row) => [row.id, row.seq]));
+    const seqs: string[] = [];
+    for (const message of messages) {
+      const seq = there.get(message.id) ?? (await this.appendRow(id, message.id, message.body)).rows[0]?.seq;
+      if (seq === undefined) throw threadNotFound(id);
+      seqs.push(seq);
+    }
+    return seqs;
+  }
+
+  /** Appends a message row after what the thread holds: its seq comes from the thread's row, locked for the statement. */
+  private appendRow(threadId: string, id: string, body: string): Promise<pg.QueryResult<{ seq: string }>> {
+    return this.query<{ seq: string }>(
+      `WITH next AS (UPDATE $schema.threads SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
+       INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM next RETURNING seq`,
+      [threadId, id, body],
+    );
   }
 
   /**
@@ -289,31 +325,20 @@ export class PostgresStore implements Store {
     // Validated (and the id chosen) before the round trip; the seq is filled in from the database.
     const draft = buildMessage(threadId, 1, message);
     const { seq: _seq, threadId: _thread, ...body } = draft;
-    const appendToStored = () =>
-      this.query<{ seq: string }>(
-        `WITH next AS (UPDATE $schema.threads SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
-         INSERT INTO $schema.messages (thread_id, seq, id, body) SELECT $1, last_seq, $2, $3 FROM next RETURNING seq`,
-        [threadId, draft.id, JSON.stringify(body)],
-      );
-    const { rows } = await this.queue.run(threadId, async () => {
-      const pending = this.unwritten.get(threadId);
-      if (pending === undefined) return appendToStored();
+    const seq = await this.queue.run(threadId, async () => {
+      if (!this.unwritten.has(threadId)) return (await this.appendRow(threadId, draft.id, JSON.stringify(body))).rows[0]?.seq;
       const waiting = this.waiting.get(threadId) ?? [];
       const next = { id: draft.id, seq: waiting.length + 1, body: JSON.stringify(body) };
       if (options?.withNextWrite) {
         // Written with the thread by whatever writes it next (or by close).
         this.waiting.set(threadId, [...waiting, next]);
-        return { rows: [{ seq: String(next.seq) }] };
+        return String(next.seq);
       }
-      // The thread, what waits and this message in one statement. A thread row already there is this one,
-      // written with what waits by an earlier try whose answer was lost: then the message goes after what it holds.
-      const written = await this.insertWithMessages(threadId, pending, [...waiting, next]);
-      this.unwritten.delete(threadId);
-      this.waiting.delete(threadId);
-      return written.length ? { rows: [{ seq: written.at(-1)! }] } : appendToStored();
+      // The thread, what waits and this message: one statement.
+      return (await this.materialize(threadId, undefined, next)).at(-1);
     });
-    if (!rows[0]) throw threadNotFound(threadId);
-    return { ...draft, seq: Number(rows[0].seq) };
+    if (seq === undefined) throw threadNotFound(threadId);
+    return { ...draft, seq: Number(seq) };
   }
 
   /** {@inheritDoc Store.listMessages} */
@@ -519,7 +544,9 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     await this.open();
     // A thread locked is about to be known beyond this process: what waits is written now.
-    if (this.waiting.has(threadId)) await this.queue.run(threadId, () => this.materialize(threadId));
+    await this.queue.run(threadId, async () => {
+      if (this.waiting.has(threadId)) await this.materialize(threadId);
+    });
     const client = await this.lockPool.connect();
     const lockKey = `agentport-thread:${this.schema}:${threadId}`;
     const deadline = Date.now() + waitMs;
