@@ -783,7 +783,7 @@ export class FileStore implements Store {
     if (state?.replay) {
       this.appendState.delete(id);
       this.appendState.set(id, state);
-      return structuredClone(state.replay.messages());
+      return jsonCopy(state.replay.messages(), 'messages');
     }
     if (this.unwritten.has(id)) return [];
     const log = await this.readLog(id);
@@ -914,7 +914,7 @@ export class FileStore implements Store {
     state.needsNewline = false;
     // The cache keeps its own copy: the caller may change what it was given.
     if (state.replay && !isThreadOp(record)) {
-      state.replay.add('seq' in record ? { message: structuredClone(record) } : { op: structuredClone(record) });
+      state.replay.add('seq' in record ? { message: jsonCopy(record, 'message') } : { op: jsonCopy(record, 'record') });
     }
   }
 
@@ -931,7 +931,7 @@ export class FileStore implements Store {
       if (options?.withNextWrite && this.unwritten.has(threadId)) {
         // Written with the thread's first line, by whatever writes the thread next (or by close).
         this.waiting.set(threadId, (this.waiting.get(threadId) ?? '') + JSON.stringify(stored) + '\n');
-        state.replay?.add({ message: structuredClone(stored) });
+        state.replay?.add({ message: jsonCopy(stored, 'message') });
         state.lastSeq = stored.seq;
         return stored;
       }
