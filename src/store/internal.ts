@@ -99,6 +99,7 @@ const PLAIN_DEPTH = 64;
  * Object's prototype), or UNUSUAL for anything whose JSON form differs from itself (a Date or other
  * toJSON, undefined or a function in an array, a non-finite number, another prototype, a `__proto__`
  * key). A run stores a few messages per step, and this is several times faster than a JSON round trip.
+ * When it gives up partway, JSON reads the value again: a getter then runs twice (its result is JSON's).
  */
 function plainCopy(value: unknown, depth: number): unknown {
   switch (typeof value) {
@@ -115,6 +116,8 @@ function plainCopy(value: unknown, depth: number): unknown {
   if (value === null) return null;
   if (depth > PLAIN_DEPTH) return UNUSUAL;
   if (Array.isArray(value)) {
+    // JSON calls an array's toJSON too (its own, or a subclass's).
+    if (Object.getPrototypeOf(value) !== Array.prototype || 'toJSON' in value) return UNUSUAL;
     const out: unknown[] = new Array(value.length);
     for (let i = 0; i < value.length; i++) {
       const item = plainCopy(value[i], depth + 1);
@@ -139,7 +142,12 @@ function plainCopy(value: unknown, depth: number): unknown {
 
 /** Deep copy with JSON's meaning, so every store keeps exactly what a persisting store would. */
 export function jsonCopy<T>(value: T, what: string): T {
-  const plain = plainCopy(value, 0);
+  let plain: unknown = UNUSUAL;
+  try {
+    plain = plainCopy(value, 0);
+  } catch {
+    // A getter or proxy that throws: JSON below meets it too, and says what could not be stored.
+  }
   if (plain !== UNUSUAL) return plain as T;
   let text: string | undefined;
   try {

@@ -11,6 +11,12 @@ class Point {
   ) {}
 }
 
+class ListWithJson extends Array<number> {
+  toJSON(): string {
+    return 'list';
+  }
+}
+
 const cases: Record<string, unknown> = {
   'plain message': { role: 'user', content: [{ type: 'text', text: 'hi' }], meta: { n: 1, ok: true, none: null } },
   'members that JSON leaves out': { a: undefined, f: () => 1, s: Symbol('s'), kept: 'yes' },
@@ -26,6 +32,8 @@ const cases: Record<string, unknown> = {
   'integer-like keys': { b: 1, 2: 'two', a: 2, 1: 'one' },
   'a __proto__ key': JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as unknown,
   'deep nesting': JSON.parse(`${'['.repeat(200)}1${']'.repeat(200)}`) as unknown,
+  'an array with its own toJSON': { list: Object.assign([1, 2], { toJSON: () => 'replaced' }) },
+  'an array subclass with toJSON': { list: ListWithJson.from([1, 2]) },
 };
 
 describe('jsonCopy', () => {
@@ -51,6 +59,15 @@ describe('jsonCopy', () => {
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
     expect(Object.hasOwn(copy, '__proto__')).toBe(true);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('reports a getter that throws as what cannot be stored', () => {
+    const value = {
+      get broken(): never {
+        throw new Error('no');
+      },
+    };
+    expect(() => jsonCopy(value, 'thread meta')).toThrow(/thread meta cannot be stored/);
   });
 
   it('refuses what JSON cannot hold, naming it', () => {
