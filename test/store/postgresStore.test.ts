@@ -153,6 +153,25 @@ describe.runIf(reachable)('PostgresStore', () => {
       expect((await b.listMessages(other.id)).map((m) => m.content)).toEqual(['x']);
     });
 
+    it('[ST-4] writes new threads created at the same moment together, each whole and in order', async () => {
+      const [a, b] = stores as [PostgresStore, PostgresStore];
+      const threads = await Promise.all(Array.from({ length: 20 }, () => a.createThread({ prompt: 'p' })));
+      for (const t of threads) await a.appendMessage(t.id, { role: 'user', content: `q ${t.id}` }, { withNextWrite: true });
+      const spy = vi.spyOn((a as unknown as { pool: pg.Pool }).pool, 'query');
+      const answers = await Promise.all(threads.map((t) => a.appendMessage(t.id, { role: 'assistant', content: `a ${t.id}` })));
+      const statements = spy.mock.calls.length;
+      spy.mockRestore();
+      expect(answers.map((m) => m.seq)).toEqual(threads.map(() => 2));
+      // The first went alone; the others waited for it and went together.
+      expect(statements).toBeLessThan(threads.length);
+      for (const t of threads) {
+        expect((await b.listMessages(t.id)).map((m) => [m.seq, m.content])).toEqual([
+          [1, `q ${t.id}`],
+          [2, `a ${t.id}`],
+        ]);
+      }
+    });
+
     it('[ST-4] one instance sees what another wrote, secrets included, and only ciphertext is stored', async () => {
       const [a, b] = stores as [PostgresStore, PostgresStore];
       const thread = await a.createThread({ prompt: 'p', meta: { from: 'a' } });

@@ -15,8 +15,9 @@
  * A thread created without a given id is written with its first message (or
  * other write), in the same statement; its opening messages may wait for the
  * next write (AppendOptions.withNextWrite), so a one-step run costs one round
- * trip. Until then it exists in the process that created it only, as in the
- * file store.
+ * trip; new threads written at the same moment share one statement
+ * (coalesce.ts). Until then it exists in the process that created it only, as
+ * in the file store.
  */
 import pg from 'pg';
 import { AgentportError } from '../../errors.js';
@@ -51,6 +52,7 @@ import type {
   VariableValue,
 } from '../types.js';
 import { log } from '../../log.js';
+import { Coalescer } from './coalesce.js';
 import { migrate } from './migrations.js';
 
 /** The largest file a thread may keep here (PostgreSQL's own limit for one value is 1 GB). */
@@ -95,6 +97,11 @@ export class PostgresStore implements Store {
   /** Threads created here that are not in the database yet (see the class comment). */
   private readonly unwritten = new Map<string, ThreadRecord>();
   private closing: Promise<void> | undefined;
+  /** New threads' first writes, sent together when calls write at the same moment. */
+  private readonly firstWrites = new Coalescer<FirstWrite, string[]>(
+    (writes) => this.insertManyWithMessages(writes),
+    (write) => this.insertOneWithMessages(write),
+  );
   /** Messages of such threads waiting to be written with them (AppendOptions.withNextWrite), in seq order. */
   private readonly waiting = new Map<string, WaitingMessage[]>();
 
@@ -257,10 +264,16 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * The thread's row and its first messages in one statement; the seqs of the rows written (none when
-   * the row was there already: written, with these messages, by an earlier try whose answer was lost).
+   * The thread's row and its first messages in one statement, with those of other new threads written at the same
+   * moment (see coalesce.ts); the seqs of the rows written, in order (none when the row was there already: written,
+   * with these messages, by an earlier try whose answer was lost).
    */
-  private async insertWithMessages(id: string, record: ThreadRecord, messages: readonly WaitingMessage[]): Promise<string[]> {
+  private insertWithMessages(id: string, record: ThreadRecord, messages: readonly WaitingMessage[]): Promise<string[]> {
+    return this.firstWrites.submit({ id, record, messages });
+  }
+
+  /** One new thread with its messages. */
+  private async insertOneWithMessages({ id, record, messages }: FirstWrite): Promise<string[]> {
     const { rows } = await this.query<{ seq: string }>(
       `WITH thread AS (INSERT INTO $schema.threads (id, record, status, created_at, last_seq) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (id) DO NOTHING RETURNING id)
@@ -277,7 +290,35 @@ export class PostgresStore implements Store {
         messages.map((m) => m.body),
       ],
     );
-    return rows.map((row) => row.seq);
+    return rows.map((row) => row.seq).sort(bySeq);
+  }
+
+  /** Several new threads with their messages, in one statement. */
+  private async insertManyWithMessages(writes: FirstWrite[]): Promise<string[][]> {
+    const messages = writes.flatMap(({ id, messages }) => messages.map((m) => ({ thread: id, ...m })));
+    const { rows } = await this.query<{ thread_id: string; seq: string }>(
+      `WITH thread AS (INSERT INTO $schema.threads (id, record, status, created_at, last_seq)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+         ON CONFLICT (id) DO NOTHING RETURNING id)
+       INSERT INTO $schema.messages (thread_id, seq, id, body)
+       SELECT m.thread_id, m.seq, m.id, m.body
+       FROM unnest($6::text[], $7::bigint[], $8::text[], $9::text[]) AS m (thread_id, seq, id, body) JOIN thread ON thread.id = m.thread_id
+       RETURNING thread_id, seq`,
+      [
+        writes.map((w) => w.id),
+        writes.map((w) => JSON.stringify(w.record)),
+        writes.map((w) => w.record.status),
+        writes.map((w) => w.record.createdAt),
+        writes.map((w) => w.messages.length),
+        messages.map((m) => m.thread),
+        messages.map((m) => m.seq),
+        messages.map((m) => m.id),
+        messages.map((m) => m.body),
+      ],
+    );
+    const seqs = new Map<string, string[]>(writes.map((w) => [w.id, []]));
+    for (const row of rows) seqs.get(row.thread_id)?.push(row.seq);
+    return writes.map((w) => seqs.get(w.id)!.sort(bySeq));
   }
 
   /** {@inheritDoc Store.getThread} */
@@ -601,6 +642,16 @@ export class PostgresStore implements Store {
     await Promise.all([this.pool.end(), this.lockPool.end()]);
   }
 }
+
+/** A new thread and its first messages, as its rows will hold them. */
+interface FirstWrite {
+  id: string;
+  record: ThreadRecord;
+  messages: readonly WaitingMessage[];
+}
+
+/** Seqs (bigint as text) in numeric order. */
+const bySeq = (a: string, b: string): number => Number(a) - Number(b);
 
 /** A message of a thread not in the database yet, as its row will hold it. */
 interface WaitingMessage {
