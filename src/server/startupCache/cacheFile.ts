@@ -67,10 +67,13 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
     if (!KINDS.has(kind) || typeof name !== 'string' || !Number.isInteger(at) || at < 0 || at >= parsed.files.length) return undefined;
   }
   const tools: ExposedTool[] = [];
-  for (const { outputSchema, ...tool } of parsed.tools) {
-    const schema = parsed.outputSchemas[outputSchema];
+  for (const tool of parsed.tools) {
+    const schema = parsed.outputSchemas[tool.outputSchema];
     if (!schema) return undefined;
-    tools.push({ ...tool, outputSchema: schema });
+    // The object just parsed becomes the tool (a copy of each of 10,000 tools would only make garbage).
+    const exposed = tool as unknown as ExposedTool;
+    exposed.outputSchema = schema;
+    tools.push(exposed);
   }
   return {
     files: parsed.files,

@@ -13,23 +13,35 @@ export type FileStamp = [file: string, size: number, mtimeMs: number];
 /** Every file under `agentsDir` that discovery could read (not in node_modules, not a dot-file), sorted by path. */
 export function stampFolder(agentsDir: string): FileStamp[] {
   const stamps: FileStamp[] = [];
+  const root = path.resolve(agentsDir);
   let entries;
   try {
-    entries = readdirSync(agentsDir, { withFileTypes: true, recursive: true });
+    entries = readdirSync(root, { withFileTypes: true, recursive: true });
   } catch {
     return stamps;
   }
+  // Folders' paths relative to the root, worked out once per folder rather than once per file (10,000 files of
+  // a big folder sit in a few folders, and path.relative resolves both its paths every time).
+  const folders = new Map<string, string[] | undefined>();
+  const folderParts = (parentPath: string): string[] | undefined => {
+    if (!folders.has(parentPath)) {
+      const parts = parentPath === root ? [] : path.relative(root, parentPath).split(path.sep);
+      // The rule of discover.ts: what it skips is not read by a load either.
+      folders.set(parentPath, parts.includes('node_modules') ? undefined : parts);
+    }
+    return folders.get(parentPath);
+  };
   for (const entry of entries) {
     if (!entry.isFile() && !entry.isSymbolicLink()) continue;
-    const relative = path.relative(agentsDir, path.join(entry.parentPath, entry.name));
-    const parts = relative.split(path.sep);
-    // The rule of discover.ts: what it skips is not read by a load either.
-    if (entry.name.startsWith('.') || parts.includes('node_modules')) continue;
+    if (entry.name.startsWith('.')) continue;
+    const parts = folderParts(entry.parentPath);
+    if (parts === undefined || entry.name === 'node_modules') continue;
     try {
-      const stat = statSync(path.join(agentsDir, relative));
-      if (stat.isFile()) stamps.push([parts.join('/'), stat.size, stat.mtimeMs]);
+      // Undefined when gone since the listing (or a dangling link): not part of the folder.
+      const stat = statSync(`${entry.parentPath}${path.sep}${entry.name}`, { throwIfNoEntry: false });
+      if (stat?.isFile()) stamps.push([parts.length ? `${parts.join('/')}/${entry.name}` : entry.name, stat.size, stat.mtimeMs]);
     } catch {
-      // Gone since the listing (or a dangling link): not part of the folder.
+      // A link that cannot be followed (a loop, say): not part of the folder either.
     }
   }
   return stamps.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
