@@ -50,6 +50,20 @@ describe('Coalescer (writes of concurrent calls sent together)', () => {
     ]);
   });
 
+  it('lets the writes behind a statement that hangs leave beside it once it has stalled', async () => {
+    const coalescer = new Coalescer<number, string>(
+      async (items) => items.map((n) => `r${n}`),
+      (item) => (item === 1 ? new Promise<string>(() => {}) : Promise.resolve(`r${item}`)),
+      50,
+    );
+    void coalescer.submit(1);
+    const started = performance.now();
+    expect(await Promise.all([coalescer.submit(2), coalescer.submit(3)])).toEqual(['r2', 'r3']);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(45);
+    // Later ones do not wait for the stalled statement either.
+    expect(await coalescer.submit(4)).toBe('r4');
+  });
+
   it('sends a refused statement again one write at a time: only the bad write fails', async () => {
     const { coalescer, sent, release } = heldSender();
     const first = coalescer.submit(1);

@@ -3,12 +3,18 @@
  * statement is on its way, the writes submitted meanwhile wait and then leave
  * as one. Nothing waits when nothing is on its way, so a lone call pays no
  * delay; under load, N calls cost one round trip and one commit instead of N.
- * A batch the database refuses is sent again one write at a time, so one bad
- * write fails only its own call.
+ * A statement still on its way after {@link STALL_MS} (a connection that
+ * hangs, say) no longer holds the others back: they leave beside it. A batch
+ * the database refuses is sent again one write at a time, so one bad write
+ * fails only its own call.
  */
 
 /** Writes sent in one statement at most. */
 const MAX_BATCH = 100;
+/** After this long on its way, a statement lets the writes waiting behind it leave beside it. */
+const STALL_MS = 1000;
+/** Statements on their way at once, stalled ones included (the store's pool has 10 connections). */
+const MAX_IN_FLIGHT = 4;
 
 interface Waiting<T, R> {
   item: T;
@@ -18,7 +24,9 @@ interface Waiting<T, R> {
 
 export class Coalescer<T, R> {
   private waiting: Array<Waiting<T, R>> = [];
-  private sending = false;
+  private inFlight = 0;
+  /** Statements on their way for longer than the stall time. */
+  private stalled = 0;
 
   /**
    * @param sendMany one statement for several writes; its results in the writes' order
@@ -27,34 +35,52 @@ export class Coalescer<T, R> {
   constructor(
     private readonly sendMany: (items: T[]) => Promise<R[]>,
     private readonly sendOne: (item: T) => Promise<R>,
+    private readonly stallMs = STALL_MS,
   ) {}
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (!this.sending) void this.send();
+      // Only a statement on its way that has not stalled makes a write wait for it.
+      if (this.inFlight === this.stalled && this.inFlight < MAX_IN_FLIGHT) void this.send();
     });
   }
 
+  /** Sends what waits, batch after batch, until nothing does. */
   private async send(): Promise<void> {
-    this.sending = true;
+    this.inFlight += 1;
     try {
       while (this.waiting.length > 0) {
         const batch = this.waiting.splice(0, MAX_BATCH);
-        if (batch.length === 1) {
-          const [only] = batch as [Waiting<T, R>];
-          await this.sendOne(only.item).then(only.resolve, only.reject);
-          continue;
-        }
+        let stalled = false;
+        const timer = setTimeout(() => {
+          stalled = true;
+          this.stalled += 1;
+          if (this.waiting.length > 0 && this.inFlight < MAX_IN_FLIGHT) void this.send();
+        }, this.stallMs);
+        timer.unref();
         try {
-          const results = await this.sendMany(batch.map((waiting) => waiting.item));
-          batch.forEach((waiting, i) => waiting.resolve(results[i]!));
-        } catch {
-          await Promise.all(batch.map((waiting) => this.sendOne(waiting.item).then(waiting.resolve, waiting.reject)));
+          await this.sendBatch(batch);
+        } finally {
+          clearTimeout(timer);
+          if (stalled) this.stalled -= 1;
         }
       }
     } finally {
-      this.sending = false;
+      this.inFlight -= 1;
+    }
+  }
+
+  private async sendBatch(batch: Array<Waiting<T, R>>): Promise<void> {
+    if (batch.length === 1) {
+      const [only] = batch as [Waiting<T, R>];
+      return this.sendOne(only.item).then(only.resolve, only.reject);
+    }
+    try {
+      const results = await this.sendMany(batch.map((waiting) => waiting.item));
+      batch.forEach((waiting, i) => waiting.resolve(results[i]!));
+    } catch {
+      await Promise.all(batch.map((waiting) => this.sendOne(waiting.item).then(waiting.resolve, waiting.reject)));
     }
   }
 }
