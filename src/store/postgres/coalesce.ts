@@ -56,7 +56,7 @@ export class Coalescer<T, R> {
         const timer = setTimeout(() => {
           stalled = true;
           this.stalled += 1;
-          if (this.waiting.length > 0 && this.inFlight < MAX_IN_FLIGHT) void this.send();
+          if (this.waiting.length > 0 && this.inFlight === this.stalled && this.inFlight < MAX_IN_FLIGHT) void this.send();
         }, this.stallMs);
         timer.unref();
         try {
@@ -76,11 +76,14 @@ export class Coalescer<T, R> {
       const [only] = batch as [Waiting<T, R>];
       return this.sendOne(only.item).then(only.resolve, only.reject);
     }
+    let results: R[] | undefined;
     try {
-      const results = await this.sendMany(batch.map((waiting) => waiting.item));
-      batch.forEach((waiting, i) => waiting.resolve(results[i]!));
+      results = await this.sendMany(batch.map((waiting) => waiting.item));
     } catch {
-      await Promise.all(batch.map((waiting) => this.sendOne(waiting.item).then(waiting.resolve, waiting.reject)));
+      // One after another: a refused batch must not take every connection of the pool at once.
+      for (const waiting of batch) await this.sendOne(waiting.item).then(waiting.resolve, waiting.reject);
+      return;
     }
+    batch.forEach((waiting, i) => waiting.resolve(results[i]!));
   }
 }
