@@ -3,8 +3,7 @@
 // (bench/bare-model-server.mjs). Calls alternate between the servers, so
 // noise on a shared machine falls on all alike. File and memory stores.
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { callsInTurn } from './stdioCalls.mjs';
 import { ROOT, fakeModelServer, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 300);
@@ -35,27 +34,7 @@ export async function run() {
       'memory',
     ],
   };
-  const clients = {};
-  for (const [name, args] of Object.entries(servers)) {
-    const client = new Client({ name: 'bench', version: '1' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' }));
-    clients[name] = client;
-  }
-  const samples = { bare: [], file: [], memory: [] };
-  const order = Object.keys(clients);
-  for (let round = 0; round < WARMUP + RUNS; round++) {
-    // The order rotates every round.
-    for (let i = 0; i < order.length; i++) {
-      const name = order[(round + i) % order.length];
-      model.reply({ text: 'ok' });
-      const start = performance.now();
-      const result = await clients[name].callTool({ name: 'plain', arguments: { message: 'hi' } });
-      const ms = performance.now() - start;
-      if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
-      if (round >= WARMUP) samples[name].push(ms);
-    }
-  }
-  await Promise.all(Object.values(clients).map((client) => client.close()));
+  const samples = await callsInTurn(servers, { env, model, runs: RUNS, warmup: WARMUP });
   await model.stop();
   removeDir(dataDir);
   const bare = median(samples.bare);

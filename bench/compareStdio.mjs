@@ -4,8 +4,7 @@
 // making the same `openai` call (bench/bare-model-server.mjs); calls rotate over all five servers call by
 // call, so noise on a shared machine falls on all alike. Prints the median ms and the ratio to bare of each.
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { callsInTurn } from './stdioCalls.mjs';
 import { ROOT, fakeModelServer, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const other = process.argv[2];
@@ -37,26 +36,10 @@ for (const [build, root] of [
     servers[`${build}, ${store}`] = store === 'file' ? [...args, '--data-dir', folders.at(-1)] : args;
   }
 }
-const clients = {};
-for (const [name, args] of Object.entries(servers)) {
-  clients[name] = new Client({ name: 'bench', version: '1' });
-  await clients[name].connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' }));
-}
-const names = Object.keys(clients);
-const samples = Object.fromEntries(names.map((name) => [name, []]));
-for (let round = 0; round < WARMUP + RUNS; round++) {
-  for (let i = 0; i < names.length; i++) {
-    const name = names[(round + i) % names.length];
-    model.reply({ text: 'ok' });
-    const started = performance.now();
-    const result = await clients[name].callTool({ name: 'plain', arguments: { message: 'hi' } });
-    if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
-    if (round >= WARMUP) samples[name].push(performance.now() - started);
-  }
-}
-await Promise.all(Object.values(clients).map((client) => client.close()));
+const samples = await callsInTurn(servers, { env, model, runs: RUNS, warmup: WARMUP });
 await model.stop();
 for (const folder of folders) removeDir(folder);
 const bare = median(samples.bare);
 console.log(`| server | median ms | ratio to bare |\n|---|---|---|`);
-for (const name of names) console.log(`| ${name} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} |`);
+for (const name of Object.keys(samples))
+  console.log(`| ${name} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} |`);

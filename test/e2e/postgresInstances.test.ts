@@ -12,7 +12,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { connectHttp, startHttpServer, type HttpServerProcess } from '../support/mcpClients.js';
 import { FIXTURES } from '../support/paths.js';
-import { databaseUrl, postgresReachable } from '../support/postgres.js';
+import { databaseUrl, dropSchema, postgresReachable } from '../support/postgres.js';
 import { playFixtures } from '../support/taskFixtures.js';
 
 const reachable = await postgresReachable();
@@ -50,10 +50,7 @@ describe.runIf(reachable)('[ST-4] two HTTP instances on one PostgreSQL database'
     await Promise.all(clients.map((client) => client.close().catch(() => {})));
     await Promise.all(instances.map((instance) => instance.stop()));
     await model.stop();
-    const client = new pg.Client({ connectionString: databaseUrl() });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
+    await dropSchema(schema);
   });
 
   async function storedRoles(threadId: string): Promise<Array<[number, string]>> {

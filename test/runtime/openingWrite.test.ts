@@ -16,7 +16,7 @@ import { FileStore } from '../../src/store/fileStore.js';
 import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
 import type { Store } from '../../src/store/types.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
-import { databaseUrl, postgresReachable } from '../support/postgres.js';
+import { databaseUrl, dropSchema, postgresReachable } from '../support/postgres.js';
 import { RUNTIME_AGENTS } from './harness.js';
 
 const model = new FakeModelServer();
@@ -117,12 +117,7 @@ describe('a new thread opening messages', () => {
     it('cost one statement for a one-step call', async () => {
       const schema = `agentport_test_${randomBytes(6).toString('hex')}`;
       const store = new PostgresStore({ url: databaseUrl(), schema, secretKey: randomBytes(32) });
-      cleanups.push(async () => {
-        const client = new pg.Client({ connectionString: databaseUrl() });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await client.end();
-      });
+      cleanups.push(() => dropSchema(schema));
       cleanups.push(() => store.close());
       const runtime = runtimeOn(store);
       model.reply({ text: 'warm' });

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
 import { describeStoreContract, expectStoreError } from './contract.js';
-import { databaseUrl, postgresReachable } from '../support/postgres.js';
+import { databaseUrl, dropSchema, postgresReachable, sql } from '../support/postgres.js';
 
 const KEY = randomBytes(32);
 const reachable = await postgresReachable();
@@ -18,16 +18,6 @@ if (!reachable) console.warn(`PostgreSQL store tests skipped: no server answers 
 
 function freshSchema(): string {
   return `agentport_test_${randomBytes(6).toString('hex')}`;
-}
-
-async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl() });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } finally {
-    await client.end();
-  }
 }
 
 describe.runIf(reachable)('PostgresStore', () => {
@@ -91,18 +81,12 @@ describe.runIf(reachable)('PostgresStore', () => {
       const [a, b] = stores as [PostgresStore, PostgresStore];
       const thread = await a.createThread({ prompt: 'p' });
       // What an earlier try left when its connection dropped after the commit.
-      const client = new pg.Client({ connectionString: databaseUrl() });
-      await client.connect();
-      try {
-        await client.query(`INSERT INTO ${schema}.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4)`, [
-          thread.id,
-          JSON.stringify(thread),
-          thread.status,
-          thread.createdAt,
-        ]);
-      } finally {
-        await client.end();
-      }
+      await sql(`INSERT INTO ${schema}.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4)`, [
+        thread.id,
+        JSON.stringify(thread),
+        thread.status,
+        thread.createdAt,
+      ]);
       expect((await a.appendMessage(thread.id, { role: 'user', content: 'hello' })).seq).toBe(1);
       expect((await a.listThreads()).filter((t) => t.id === thread.id)).toHaveLength(1);
       expect((await b.listMessages(thread.id)).map((m) => m.content)).toEqual(['hello']);
@@ -114,17 +98,11 @@ describe.runIf(reachable)('PostgresStore', () => {
       const opening = await a.appendMessage(thread.id, { role: 'system', content: 'rules' }, { withNextWrite: true });
       // An earlier write committed the thread with its opening message, and its answer was lost.
       const { seq: _seq, threadId: _thread, ...body } = opening;
-      const client = new pg.Client({ connectionString: databaseUrl() });
-      await client.connect();
-      try {
-        await client.query(
-          `WITH t AS (INSERT INTO ${schema}.threads (id, record, status, created_at, last_seq) VALUES ($1, $2, $3, $4, 1) RETURNING id)
-           INSERT INTO ${schema}.messages (thread_id, seq, id, body) SELECT $1, 1, $5, $6 FROM t`,
-          [thread.id, JSON.stringify(thread), thread.status, thread.createdAt, opening.id, JSON.stringify(body)],
-        );
-      } finally {
-        await client.end();
-      }
+      await sql(
+        `WITH t AS (INSERT INTO ${schema}.threads (id, record, status, created_at, last_seq) VALUES ($1, $2, $3, $4, 1) RETURNING id)
+         INSERT INTO ${schema}.messages (thread_id, seq, id, body) SELECT $1, 1, $5, $6 FROM t`,
+        [thread.id, JSON.stringify(thread), thread.status, thread.createdAt, opening.id, JSON.stringify(body)],
+      );
       const later = await a.appendMessage(thread.id, { role: 'user', content: 'hi' }, { withNextWrite: true });
       const answer = await a.appendMessage(thread.id, { role: 'assistant', content: 'hello' });
       expect([opening.seq, later.seq, answer.seq]).toEqual([1, 2, 3]);
@@ -136,18 +114,12 @@ describe.runIf(reachable)('PostgresStore', () => {
       // A status set by the write that found the row is not lost either.
       const other = await a.createThread({ prompt: 'p' });
       await a.appendMessage(other.id, { role: 'user', content: 'x' }, { withNextWrite: true });
-      const again = new pg.Client({ connectionString: databaseUrl() });
-      await again.connect();
-      try {
-        await again.query(`INSERT INTO ${schema}.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4)`, [
-          other.id,
-          JSON.stringify(other),
-          other.status,
-          other.createdAt,
-        ]);
-      } finally {
-        await again.end();
-      }
+      await sql(`INSERT INTO ${schema}.threads (id, record, status, created_at) VALUES ($1, $2, $3, $4)`, [
+        other.id,
+        JSON.stringify(other),
+        other.status,
+        other.createdAt,
+      ]);
       await a.updateThread(other.id, { status: 'running' });
       expect((await b.getThread(other.id))?.status).toBe('running');
       expect((await b.listMessages(other.id)).map((m) => m.content)).toEqual(['x']);
@@ -178,14 +150,8 @@ describe.runIf(reachable)('PostgresStore', () => {
       await a.setVariables(thread.id, [{ name: 'API_KEY', value: 'sk-very-secret-1234', secret: true }]);
       expect(await b.getThread(thread.id)).toEqual(thread);
       expect(await b.getVariables(thread.id)).toEqual([{ name: 'API_KEY', value: 'sk-very-secret-1234', secret: true }]);
-      const client = new pg.Client({ connectionString: databaseUrl() });
-      await client.connect();
-      try {
-        const { rows } = await client.query(`SELECT entry FROM ${schema}.variables WHERE thread_id = $1`, [thread.id]);
-        expect(JSON.stringify(rows)).not.toContain('sk-very-secret-1234');
-      } finally {
-        await client.end();
-      }
+      const rows = await sql(`SELECT entry FROM ${schema}.variables WHERE thread_id = $1`, [thread.id]);
+      expect(JSON.stringify(rows)).not.toContain('sk-very-secret-1234');
     });
 
     it('[ST-4] [RL-5] a thread lock is held across instances, and freed when its holder releases it', async () => {
@@ -215,10 +181,7 @@ describe.runIf(reachable)('PostgresStore', () => {
       const store = new PostgresStore({ url: databaseUrl(), schema: newer, secretKey: KEY });
       await store.open();
       await store.close();
-      const client = new pg.Client({ connectionString: databaseUrl() });
-      await client.connect();
-      await client.query(`INSERT INTO ${newer}.migrations (version, description) VALUES (999, 'from the future')`);
-      await client.end();
+      await sql(`INSERT INTO ${newer}.migrations (version, description) VALUES (999, 'from the future')`);
       const later = new PostgresStore({ url: databaseUrl(), schema: newer, secretKey: KEY });
       await expectStoreError(later.open(), 'UNSUPPORTED_VERSION', 'version 999');
       await later.close();

@@ -1,0 +1,31 @@
+// One-step calls over stdio to several servers in turn, through the real MCP client: the loop shared by
+// callOverStdio.mjs (agentport against a bare server) and compareStdio.mjs (two builds against a bare server).
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+
+/**
+ * Starts each server (`servers`: name -> node arguments), then calls the prompt `plain` on each in turn, the
+ * order rotating every round, so noise on a shared machine falls on all alike. Each call is answered by the
+ * scripted `model`. Returns the milliseconds of each call after `warmup` rounds, by server name.
+ */
+export async function callsInTurn(servers, { env, model, runs, warmup }) {
+  const clients = {};
+  for (const [name, args] of Object.entries(servers)) {
+    clients[name] = new Client({ name: 'bench', version: '1' });
+    await clients[name].connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' }));
+  }
+  const names = Object.keys(clients);
+  const samples = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < warmup + runs; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length];
+      model.reply({ text: 'ok' });
+      const started = performance.now();
+      const result = await clients[name].callTool({ name: 'plain', arguments: { message: 'hi' } });
+      if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
+      if (round >= warmup) samples[name].push(performance.now() - started);
+    }
+  }
+  await Promise.all(Object.values(clients).map((client) => client.close()));
+  return samples;
+}
