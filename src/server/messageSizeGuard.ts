@@ -2,13 +2,17 @@
  * Sits between stdin and the stdio transport: a JSON-RPC message (one line)
  * longer than the limit is dropped instead of ending the connection, and a
  * request among them is answered with a JSON-RPC error naming the limit.
+ *
+ * It reads its source's `data` events and pushes each line that passes: a
+ * stream piped into (a Transform) would take every message through the
+ * writable side's machinery too, a measurable part of a call over stdio.
  */
-import { Transform, type TransformCallback } from 'node:stream';
+import { Readable } from 'node:stream';
 
 /** Bytes kept from each end of a dropped line, to find its id. */
 const EDGE = 4096;
 
-export class MessageSizeGuard extends Transform {
+export class MessageSizeGuard extends Readable {
   private parts: Buffer[] = [];
   private size = 0;
   private dropping = false;
@@ -22,7 +26,21 @@ export class MessageSizeGuard extends Transform {
     super();
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+  /** Reads `source` (stdin) to its end: the lines that pass come out of this stream whole, one chunk each. */
+  readFrom(source: Readable): this {
+    source.on('data', (chunk: Buffer) => this.splitLines(chunk));
+    source.once('end', () => {
+      if (this.size > 0) this.endLine();
+      this.push(null);
+    });
+    source.once('error', (error: Error) => this.destroy(error));
+    return this;
+  }
+
+  // Lines are pushed as they arrive from the source (see readFrom).
+  override _read(): void {}
+
+  private splitLines(chunk: Buffer): void {
     let start = 0;
     while (start <= chunk.length) {
       const newline = chunk.indexOf(10, start);
@@ -33,12 +51,6 @@ export class MessageSizeGuard extends Transform {
       start = end;
       if (start === chunk.length) break;
     }
-    callback();
-  }
-
-  override _flush(callback: TransformCallback): void {
-    if (this.size > 0) this.endLine();
-    callback();
   }
 
   private accept(part: Buffer): void {

@@ -2,7 +2,8 @@
  * Guards for a long-running server process that runs user code (agents/
  * definitions, tools, hooks) in-process.
  */
-import { Writable } from 'node:stream';
+import { EventEmitter } from 'node:events';
+import type { Writable } from 'node:stream';
 import { format } from 'node:util';
 import { log, redact } from '../log.js';
 
@@ -41,23 +42,35 @@ export function redactConsole(): { release: () => void } {
 /**
  * On stdio, stdout is the JSON-RPC channel: whatever else writes to it (a
  * `process.stdout.write` in a tool or a library) goes to stderr, redacted.
- * Returns the stream the protocol itself writes to.
+ * Returns what the protocol itself writes to: stdout's own `write`, with
+ * stdout's `drain` and `error` events.
  */
 export function keepStdoutForProtocol(): Writable {
   const stdout = process.stdout;
-  const protocolWrite = stdout.write.bind(stdout);
-  const protocol = new Writable({
-    write(chunk: Buffer | string, encoding: BufferEncoding, callback: (error?: Error | null) => void) {
-      protocolWrite(chunk, encoding, callback);
-    },
-  });
-  protocol.on('error', () => {});
+  const protocol = protocolOutput(stdout, stdout.write.bind(stdout));
   stdout.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
     const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
     const callback = rest.find((arg): arg is () => void => typeof arg === 'function');
     return process.stderr.write(redact(text), callback);
   };
   return protocol;
+}
+
+/**
+ * The protocol's side of stdout. Not a stream of its own: one in front of
+ * stdout would take every message through the stream machinery twice, a
+ * measurable part of a call over stdio. The stdio transport and the CLI use
+ * `write` and listen for `drain` and `error`, which are stdout's.
+ */
+function protocolOutput(stdout: NodeJS.WriteStream, write: NodeJS.WriteStream['write']): Writable {
+  const events = new EventEmitter();
+  // An error nobody listens for must not throw here: the transport reports its own.
+  events.on('error', () => {});
+  stdout.on('drain', () => events.emit('drain'));
+  stdout.on('error', (error: Error) => events.emit('error', error));
+  const output = Object.assign(events, { write, writable: true });
+  // A structural stand-in: everything the transport and the CLI call on a Writable is here.
+  return output as unknown as Writable;
 }
 
 /**

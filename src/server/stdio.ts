@@ -29,7 +29,7 @@ export function startStdio(server: AgentportServer, options: StdioOptions = {}):
     log.warn(message);
     if (id !== undefined) output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message } })}\n`);
   });
-  process.stdin.pipe(guard);
+  guard.readFrom(process.stdin);
   // Lines reaching the transport are within the limit; its own buffer limit must not be the smaller one.
   const transport = new StdioServerTransport(guard, output, { maxBufferSize: limit + 1024 * 1024 });
   const handle = serveStdio(server.factory, { transport, onerror: (error) => log.error(error.message) });

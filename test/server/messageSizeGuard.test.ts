@@ -2,16 +2,18 @@
  * The stdio size guard: lines within the limit pass whole, larger ones are
  * dropped and named by their top-level id.
  */
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { MessageSizeGuard } from '../../src/server/messageSizeGuard.js';
 
 async function feed(limit: number, chunks: string[]) {
   const dropped: Array<{ id: string | number | undefined; bytes: number }> = [];
-  const guard = new MessageSizeGuard(limit, (info) => dropped.push(info));
+  const source = new PassThrough();
+  const guard = new MessageSizeGuard(limit, (info) => dropped.push(info)).readFrom(source);
   const passed: string[] = [];
   guard.on('data', (chunk: Buffer) => passed.push(chunk.toString()));
-  for (const chunk of chunks) guard.write(Buffer.from(chunk));
-  guard.end();
+  for (const chunk of chunks) source.write(Buffer.from(chunk));
+  source.end();
   await new Promise((resolve) => guard.on('end', resolve));
   return { passed: passed.join(''), dropped };
 }
@@ -35,12 +37,30 @@ describe('message size guard', () => {
   it('[RL-6] keeps lines split across chunks and multi-byte characters whole', async () => {
     const line = '{"text":"héllo wörld ✓"}\n';
     const bytes = Buffer.from(line);
-    const guard = new MessageSizeGuard(100, () => {});
+    const source = new PassThrough();
+    const guard = new MessageSizeGuard(100, () => {}).readFrom(source);
     const out: Buffer[] = [];
     guard.on('data', (chunk: Buffer) => out.push(chunk));
-    for (let i = 0; i < bytes.length; i += 3) guard.write(bytes.subarray(i, i + 3));
-    guard.end();
+    for (let i = 0; i < bytes.length; i += 3) source.write(bytes.subarray(i, i + 3));
+    source.end();
     await new Promise((resolve) => guard.on('end', resolve));
     expect(Buffer.concat(out).toString('utf8')).toBe(line);
+  });
+});
+
+describe('message size guard, its source', () => {
+  it('[RL-6] passes a last line without a newline when its source ends, then ends', async () => {
+    const { passed, dropped } = await feed(100, ['{"a":1}\n{"b":', '2}']);
+    expect(passed).toBe('{"a":1}\n{"b":2}');
+    expect(dropped).toEqual([]);
+  });
+
+  it('[RL-6] is destroyed with the error of its source', async () => {
+    const source = new PassThrough();
+    const guard = new MessageSizeGuard(100, () => {}).readFrom(source);
+    const failed = new Promise<Error>((resolve) => guard.on('error', resolve));
+    source.destroy(new Error('stdin broke'));
+    expect((await failed).message).toBe('stdin broke');
+    expect(guard.destroyed).toBe(true);
   });
 });
