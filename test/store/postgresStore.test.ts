@@ -6,6 +6,7 @@
  * one line saying so.
  */
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
@@ -176,6 +177,29 @@ describe.runIf(reachable)('PostgresStore', () => {
       await release();
     });
 
+    it('[ST-4] a statement held up by a row lock fails after the statement timeout, and the store goes on', async () => {
+      const limited = freshSchema();
+      const store = new PostgresStore({ url: databaseUrl(), schema: limited, secretKey: KEY, statementTimeoutMs: 300 });
+      const thread = await store.createThread({ prompt: 'p' });
+      await store.appendMessage(thread.id, { role: 'user', content: 'hello' });
+      // Another program holds the thread's row in a transaction it never ends.
+      const holder = new pg.Client({ connectionString: databaseUrl() });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM ${limited}.threads WHERE id = $1 FOR UPDATE`, [thread.id]);
+        const started = Date.now();
+        await expect(store.updateThread(thread.id, { status: 'idle' })).rejects.toThrow(/statement timeout/);
+        expect(Date.now() - started).toBeLessThan(5000);
+        await holder.query('ROLLBACK');
+        expect((await store.updateThread(thread.id, { status: 'idle' })).status).toBe('idle');
+      } finally {
+        await holder.end();
+        await store.close();
+        await dropSchema(limited);
+      }
+    });
+
     it('refuses a database migrated by a newer agentport', async () => {
       const newer = freshSchema();
       const store = new PostgresStore({ url: databaseUrl(), schema: newer, secretKey: KEY });
@@ -187,5 +211,23 @@ describe.runIf(reachable)('PostgresStore', () => {
       await later.close();
       await dropSchema(newer);
     });
+  });
+});
+
+describe('PostgresStore without an answering server', () => {
+  it('[ST-4] gives up connecting after the connect timeout, naming the database', async () => {
+    // A server that accepts connections and never says a word.
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const store = new PostgresStore({ url: `postgres://postgres@127.0.0.1:${port}/test`, secretKey: KEY, connectTimeoutMs: 300 });
+    try {
+      const started = Date.now();
+      await expect(store.open()).rejects.toThrow(`cannot connect to PostgreSQL at 127.0.0.1:${port}/test: `);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await store.close().catch(() => {});
+      silent.close();
+    }
   });
 });

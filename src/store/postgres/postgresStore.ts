@@ -70,13 +70,34 @@ export interface PostgresStoreOptions {
   secretKey?: Buffer;
   /** Connections in the pool for queries (locks use connections of their own). Default 10. */
   poolSize?: number;
+  /**
+   * Longest a statement may run, and a transaction stay idle, before PostgreSQL ends it (a row lock
+   * that is never released, a server in trouble): the call fails with the database's message instead
+   * of waiting for ever. Default 30 000 ms; 0 for no limit. A `statement_timeout` in the URL wins.
+   */
+  statementTimeoutMs?: number;
+  /** Longest wait for a connection, new or from the pool. Default 10 000 ms; 0 waits for ever. */
+  connectTimeoutMs?: number;
 }
+
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
 type StoredVariable =
   | { name: string; secret: false; scoped?: boolean; value: string }
   | { name: string; secret: true; scoped?: boolean; encrypted: EncryptedValue };
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Host, port and database of a connection string, for messages (never its user or password). */
+function where(url: string): string {
+  try {
+    const { hostname, port, pathname } = new URL(url);
+    return `${hostname || 'localhost'}:${port || '5432'}${pathname || '/'}`;
+  } catch {
+    return 'the configured database';
+  }
+}
 
 export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
@@ -117,8 +138,15 @@ export class PostgresStore implements Store {
       throw new AgentportError('SECRET_KEY_INVALID', `PostgresStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
     }
     this.schema = schema;
-    this.pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
-    this.lockPool = new pg.Pool({ connectionString: options.url, max: 100, idleTimeoutMillis: 10_000 });
+    const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+    const limits: pg.PoolConfig = {
+      connectionString: options.url,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      // Sent with each new connection; 0 leaves the server's settings (values in the URL win over both).
+      ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout } : {}),
+    };
+    this.pool = new pg.Pool({ ...limits, max: options.poolSize ?? 10 });
+    this.lockPool = new pg.Pool({ ...limits, max: 100, idleTimeoutMillis: 10_000 });
     // An idle connection the server dropped must not crash the process.
     this.pool.on('error', () => {});
     this.lockPool.on('error', () => {});
@@ -130,7 +158,7 @@ export class PostgresStore implements Store {
       const client = await this.pool.connect().catch((error: unknown) => {
         throw new AgentportError(
           'INTERNAL',
-          `cannot connect to PostgreSQL: ${error instanceof Error ? error.message : String(error)}`,
+          `cannot connect to PostgreSQL at ${where(this.options.url)}: ${error instanceof Error ? error.message : String(error)}`,
           undefined,
           { cause: error },
         );
