@@ -2,52 +2,55 @@
 // makes it, against a bare SDK v2 server making the same `openai` call
 // (bench/bare-model-server.mjs). Calls alternate between the servers, so
 // noise on a shared machine falls on all alike. File and memory stores.
+// The servers are started afresh for each of BENCH_SESSIONS sessions: one
+// process start of the same build can differ from another by a few percent
+// (code and heap layout), which a single start would count as the build's.
 import path from 'node:path';
 import { callsInTurn } from './stdioCalls.mjs';
 import { ROOT, fakeModelServer, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 300);
 const WARMUP = 50;
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 3);
 
 export async function run() {
   const model = await fakeModelServer();
   const env = { ...process.env, OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'bench' };
-  const dataDir = tempDir('agentport-bench-');
-  const servers = {
-    bare: [path.join(ROOT, 'bench', 'bare-model-server.mjs')],
-    file: [
-      path.join(ROOT, 'dist', 'cli', 'main.js'),
-      'serve',
-      '--dir',
-      path.join(ROOT, 'bench', 'fixtures', 'loop'),
-      '--store',
-      'file',
-      '--data-dir',
-      dataDir,
-    ],
-    memory: [
-      path.join(ROOT, 'dist', 'cli', 'main.js'),
-      'serve',
-      '--dir',
-      path.join(ROOT, 'bench', 'fixtures', 'loop'),
-      '--store',
-      'memory',
-    ],
-  };
-  const samples = await callsInTurn(servers, { env, model, runs: RUNS, warmup: WARMUP });
+  const serve = (...args) => [
+    path.join(ROOT, 'dist', 'cli', 'main.js'),
+    'serve',
+    '--dir',
+    path.join(ROOT, 'bench', 'fixtures', 'loop'),
+    ...args,
+  ];
+  const samples = { bare: [], file: [], memory: [] };
+  /** Each session's ratio to bare, by store. */
+  const sessions = { file: [], memory: [] };
+  for (let session = 0; session < SESSIONS; session++) {
+    const dataDir = tempDir('agentport-bench-');
+    const servers = {
+      bare: [path.join(ROOT, 'bench', 'bare-model-server.mjs')],
+      file: serve('--store', 'file', '--data-dir', dataDir),
+      memory: serve('--store', 'memory'),
+    };
+    const got = await callsInTurn(servers, { env, model, runs: RUNS, warmup: WARMUP });
+    removeDir(dataDir);
+    for (const name of Object.keys(samples)) samples[name].push(...got[name]);
+    for (const name of Object.keys(sessions)) sessions[name].push((median(got[name]) / median(got.bare)).toFixed(2));
+  }
   await model.stop();
-  removeDir(dataDir);
   const bare = median(samples.bare);
   const row = (label, name, target) =>
-    `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${target} |`;
+    `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${sessions[name]?.join(' / ') ?? ''} | ${target} |`;
   return [
     '## One call over stdio, against a bare SDK server',
     '',
-    `${RUNS} calls to each server after ${WARMUP} warm-up rounds, alternating; each call is one tools/call of a one-step`,
-    'prompt through the real MCP client and the built CLI, answered by the scripted model server.',
+    `${SESSIONS} sessions, each starting the servers afresh and making ${RUNS} calls to each after ${WARMUP} warm-up rounds,`,
+    'alternating; each call is one tools/call of a one-step prompt through the real MCP client and the built CLI,',
+    "answered by the scripted model server. Medians over all sessions' calls, and each session's ratio.",
     '',
-    '| server | median ms | ratio to bare | target |',
-    '|---|---|---|---|',
+    '| server | median ms | ratio to bare | ratio by session | target |',
+    '|---|---|---|---|---|',
     row('bare SDK v2 server, same `openai` call', 'bare', ''),
     row('agentport, file store', 'file', '<= 1.2'),
     row('agentport, memory store', 'memory', '<= 1.1'),
