@@ -54,6 +54,7 @@ describe('Coalescer (writes of concurrent calls sent together)', () => {
     const coalescer = new Coalescer<number, string>(
       async (items) => items.map((n) => `r${n}`),
       (item) => (item === 1 ? new Promise<string>(() => {}) : Promise.resolve(`r${item}`)),
+      () => true,
       50,
     );
     void coalescer.submit(1);
@@ -77,5 +78,34 @@ describe('Coalescer (writes of concurrent calls sent together)', () => {
     await first;
     expect(await Promise.all(later)).toEqual([{ value: 'r12' }, { error: 'thirteen' }, { value: 'r14' }]);
     expect(sent.map((s) => s.kind)).toEqual(['one', 'many', 'one', 'one', 'one']);
+  });
+
+  it('fails every write of a batch that failed for another reason (a timeout) at once, none sent again', async () => {
+    const sent: Array<{ kind: 'one' | 'many'; items: number[] }> = [];
+    let holdFirst!: () => void;
+    const coalescer = new Coalescer<number, string>(
+      async (items) => {
+        sent.push({ kind: 'many', items });
+        throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+      },
+      async (item) => {
+        sent.push({ kind: 'one', items: [item] });
+        if (item === 1) await new Promise<void>((resolve) => (holdFirst = resolve));
+        return `r${item}`;
+      },
+      (error) => (error as { code?: string }).code?.startsWith('23') === true,
+    );
+    const first = coalescer.submit(1);
+    const later = [coalescer.submit(2), coalescer.submit(3)].map((p) => p.catch((error: Error) => error.message));
+    holdFirst();
+    expect(await first).toBe('r1');
+    expect(await Promise.all(later)).toEqual([
+      'canceling statement due to statement timeout',
+      'canceling statement due to statement timeout',
+    ]);
+    expect(sent).toEqual([
+      { kind: 'one', items: [1] },
+      { kind: 'many', items: [2, 3] },
+    ]);
   });
 });

@@ -5,8 +5,10 @@
  * delay; under load, N calls cost one round trip and one commit instead of N.
  * A statement still on its way after {@link STALL_MS} (a connection that
  * hangs, say) no longer holds the others back: they leave beside it. A batch
- * the database refuses is sent again one write at a time, so one bad write
- * fails only its own call.
+ * the database refuses for what it holds is sent again one write at a time,
+ * so one bad write fails only its own call; a batch that failed otherwise (a
+ * timeout, a lost connection) fails each of its writes with that error, at
+ * once, rather than making each wait for the same failure in turn.
  */
 
 /** Writes sent in one statement at most. */
@@ -31,10 +33,12 @@ export class Coalescer<T, R> {
   /**
    * @param sendMany one statement for several writes; its results in the writes' order
    * @param sendOne one write on its own
+   * @param refusedForContent whether a failed batch may have failed for one of its writes (then each is sent alone)
    */
   constructor(
     private readonly sendMany: (items: T[]) => Promise<R[]>,
     private readonly sendOne: (item: T) => Promise<R>,
+    private readonly refusedForContent: (error: unknown) => boolean = () => true,
     private readonly stallMs = STALL_MS,
   ) {}
 
@@ -79,7 +83,11 @@ export class Coalescer<T, R> {
     let results: R[] | undefined;
     try {
       results = await this.sendMany(batch.map((waiting) => waiting.item));
-    } catch {
+    } catch (error) {
+      if (!this.refusedForContent(error)) {
+        for (const waiting of batch) waiting.reject(error);
+        return;
+      }
       // One after another: a refused batch must not take every connection of the pool at once.
       for (const waiting of batch) await this.sendOne(waiting.item).then(waiting.resolve, waiting.reject);
       return;

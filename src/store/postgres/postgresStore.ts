@@ -89,6 +89,16 @@ type StoredVariable =
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/**
+ * Whether PostgreSQL refused a statement for the values it carried (SQLSTATE classes 22, data exception, and 23,
+ * integrity constraint violation: a thread id taken already, say), as opposed to failing whatever it carried
+ * (cancelled by the statement timeout, a lost connection).
+ */
+function refusedForContent(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
 /** Host, port and database of a connection string, for messages (never its user or password). */
 function where(url: string): string {
   try {
@@ -122,6 +132,7 @@ export class PostgresStore implements Store {
   private readonly firstWrites = new Coalescer<FirstWrite, string[]>(
     (writes) => this.insertManyWithMessages(writes),
     (write) => this.insertOneWithMessages(write),
+    refusedForContent,
   );
   /** Messages of such threads waiting to be written with them (AppendOptions.withNextWrite), in seq order. */
   private readonly waiting = new Map<string, WaitingMessage[]>();
