@@ -24,6 +24,7 @@ export async function run() {
     ...args,
   ];
   const samples = { bare: [], file: [], memory: [] };
+  const cpu = { bare: [], file: [], memory: [] };
   /** Each session's ratio to bare, by store. */
   const sessions = { file: [], memory: [] };
   for (let session = 0; session < SESSIONS; session++) {
@@ -35,22 +36,33 @@ export async function run() {
     };
     const got = await callsInTurn(servers, { env, model, runs: RUNS, warmup: WARMUP });
     removeDir(dataDir);
-    for (const name of Object.keys(samples)) samples[name].push(...got[name]);
-    for (const name of Object.keys(sessions)) sessions[name].push((median(got[name]) / median(got.bare)).toFixed(2));
+    for (const name of Object.keys(samples)) {
+      samples[name].push(...got.samples[name]);
+      if (got.cpu[name] !== undefined) cpu[name].push(got.cpu[name]);
+    }
+    for (const name of Object.keys(sessions)) sessions[name].push((median(got.samples[name]) / median(got.samples.bare)).toFixed(2));
   }
   await model.stop();
   const bare = median(samples.bare);
+  const mean = (values) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : undefined);
+  const bareCpu = mean(cpu.bare);
+  const cpuCell = (name) => {
+    const own = mean(cpu[name]);
+    return own === undefined || bareCpu === undefined ? 'n/a' : `${Math.round(own)} (${(own / bareCpu).toFixed(2)})`;
+  };
   const row = (label, name, target) =>
-    `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${sessions[name]?.join(' / ') ?? ''} | ${target} |`;
+    `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${sessions[name]?.join(' / ') ?? ''} | ${cpuCell(name)} | ${target} |`;
   return [
     '## One call over stdio, against a bare SDK server',
     '',
     `${SESSIONS} sessions, each starting the servers afresh and making ${RUNS} calls to each after ${WARMUP} warm-up rounds,`,
     'alternating; each call is one tools/call of a one-step prompt through the real MCP client and the built CLI,',
-    "answered by the scripted model server. Medians over all sessions' calls, and each session's ratio.",
+    "answered by the scripted model server. Medians over all sessions' calls, and each session's ratio. Server CPU:",
+    "the server process's main thread's time on a core per call (Linux schedstat), mean over the sessions, with its ratio",
+    'to the bare server; steadier than the times on a shared machine.',
     '',
-    '| server | median ms | ratio to bare | ratio by session | target |',
-    '|---|---|---|---|---|',
+    '| server | median ms | ratio to bare | ratio by session | server CPU us per call (ratio) | target |',
+    '|---|---|---|---|---|---|',
     row('bare SDK v2 server, same `openai` call', 'bare', ''),
     row('agentport, file store', 'file', '<= 1.2'),
     row('agentport, memory store', 'memory', '<= 1.1'),

@@ -36,10 +36,11 @@ for (const [build, root] of [
     servers[`${build}, ${store}`] = store === 'file' ? [...args, '--data-dir', folders.at(-1)] : args;
   }
 }
-const samples = await callsInTurn(servers, { env, model, runs: RUNS, warmup: WARMUP });
+const { samples, cpu } = await callsInTurn(servers, { env, model, runs: RUNS, warmup: WARMUP });
 await model.stop();
 for (const folder of folders) removeDir(folder);
 const bare = median(samples.bare);
-console.log(`| server | median ms | ratio to bare |\n|---|---|---|`);
+const cpuCell = (name) => (cpu[name] === undefined ? 'n/a' : `${Math.round(cpu[name])} (${(cpu[name] / cpu.bare).toFixed(2)})`);
+console.log(`| server | median ms | ratio to bare | server CPU us per call (ratio) |\n|---|---|---|---|`);
 for (const name of Object.keys(samples))
-  console.log(`| ${name} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} |`);
+  console.log(`| ${name} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${cpuCell(name)} |`);
