@@ -26,19 +26,35 @@ export class MessageSizeGuard extends Readable {
     super();
   }
 
-  /** Reads `source` (stdin) to its end: the lines that pass come out of this stream whole, one chunk each. */
+  private source: Readable | undefined;
+  private readonly onData = (chunk: Buffer) => this.splitLines(chunk);
+  private readonly onEnd = () => {
+    if (this.size > 0) this.endLine();
+    this.push(null);
+  };
+  private readonly onError = (error: Error) => this.destroy(error);
+
+  /**
+   * Reads `source` (stdin) to its end: the lines that pass come out of this stream whole, one chunk each.
+   * The source is paused while this stream's reader does not keep up (a closed transport, say).
+   */
   readFrom(source: Readable): this {
-    source.on('data', (chunk: Buffer) => this.splitLines(chunk));
-    source.once('end', () => {
-      if (this.size > 0) this.endLine();
-      this.push(null);
-    });
-    source.once('error', (error: Error) => this.destroy(error));
+    this.source = source;
+    source.on('data', this.onData);
+    source.once('end', this.onEnd);
+    source.once('error', this.onError);
     return this;
   }
 
-  // Lines are pushed as they arrive from the source (see readFrom).
-  override _read(): void {}
+  override _read(): void {
+    this.source?.resume();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.source?.off('data', this.onData).off('end', this.onEnd).off('error', this.onError);
+    this.source = undefined;
+    callback(error);
+  }
 
   private splitLines(chunk: Buffer): void {
     let start = 0;
@@ -71,7 +87,7 @@ export class MessageSizeGuard extends Readable {
 
   private endLine(): void {
     if (this.dropping) this.onDropped({ id: topLevelId(this.head) ?? trailingId(this.tail.toString('utf8')), bytes: this.size });
-    else if (this.parts.length) this.push(Buffer.concat(this.parts));
+    else if (this.parts.length && !this.push(Buffer.concat(this.parts))) this.source?.pause();
     this.parts = [];
     this.size = 0;
     this.dropping = false;

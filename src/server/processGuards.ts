@@ -45,7 +45,7 @@ export function redactConsole(): { release: () => void } {
  * Returns what the protocol itself writes to: stdout's own `write`, with
  * stdout's `drain` and `error` events.
  */
-export function keepStdoutForProtocol(): Writable {
+export function keepStdoutForProtocol(): ProtocolOutput {
   const stdout = process.stdout;
   const protocol = protocolOutput(stdout, stdout.write.bind(stdout));
   stdout.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -57,20 +57,23 @@ export function keepStdoutForProtocol(): Writable {
 }
 
 /**
+ * What the protocol writes to on stdio: stdout's own `write`, and its `drain`
+ * and `error` events. The stdio transport and the CLI use nothing else.
+ */
+export type ProtocolOutput = Pick<Writable, 'write'> & Pick<EventEmitter, 'on' | 'once' | 'off' | 'listeners'>;
+
+/**
  * The protocol's side of stdout. Not a stream of its own: one in front of
  * stdout would take every message through the stream machinery twice, a
- * measurable part of a call over stdio. The stdio transport and the CLI use
- * `write` and listen for `drain` and `error`, which are stdout's.
+ * measurable part of a call over stdio.
  */
-function protocolOutput(stdout: NodeJS.WriteStream, write: NodeJS.WriteStream['write']): Writable {
+function protocolOutput(stdout: NodeJS.WriteStream, write: NodeJS.WriteStream['write']): ProtocolOutput {
   const events = new EventEmitter();
   // An error nobody listens for must not throw here: the transport reports its own.
   events.on('error', () => {});
   stdout.on('drain', () => events.emit('drain'));
   stdout.on('error', (error: Error) => events.emit('error', error));
-  const output = Object.assign(events, { write, writable: true });
-  // A structural stand-in: everything the transport and the CLI call on a Writable is here.
-  return output as unknown as Writable;
+  return Object.assign(events, { write });
 }
 
 /**

@@ -5,6 +5,7 @@
  * connection.
  */
 import type { Writable } from 'node:stream';
+import type { ProtocolOutput } from './processGuards.js';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { AgentportServer } from './createServer.js';
 import { log } from '../log.js';
@@ -15,8 +16,8 @@ const DEFAULT_MAX_MESSAGE_MB = 64;
 export interface StdioOptions {
   /** Largest accepted message, in MiB. */
   maxMessageMb?: number;
-  /** Where JSON-RPC goes (the real stdout, when process.stdout itself is redirected). */
-  output?: Writable;
+  /** Where JSON-RPC goes (the real stdout's write, when process.stdout itself is redirected). */
+  output?: ProtocolOutput;
   /** Called when the host closes stdin (default: exit). */
   onEnd?: () => void;
 }
@@ -31,19 +32,30 @@ export function startStdio(server: AgentportServer, options: StdioOptions = {}):
   });
   guard.readFrom(process.stdin);
   // Lines reaching the transport are within the limit; its own buffer limit must not be the smaller one.
-  const transport = new StdioServerTransport(guard, output, { maxBufferSize: limit + 1024 * 1024 });
+  // The transport takes a Writable but uses only what ProtocolOutput has (write; error and drain events).
+  const transport = new StdioServerTransport(guard, output as unknown as Writable, { maxBufferSize: limit + 1024 * 1024 });
   const handle = serveStdio(server.factory, { transport, onerror: (error) => log.error(error.message) });
   if (process.stdin.isTTY) {
     log.info('waiting for an MCP client on stdin: hosts such as Claude Desktop launch this command themselves.');
     log.info('To try it by hand: npx @modelcontextprotocol/inspector --cli --config mcp.json --server agentport --method tools/list');
   }
   // The SDK closes its transport on EOF; the server then stops, so nothing
-  // (a pending model call, a timer) keeps a server with no host alive.
-  process.stdin.once('end', () => {
+  // (a pending model call, a timer) keeps a server with no host alive. A
+  // stdin that fails or closes without an end stops it the same way.
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
     // Stop first (running work is interrupted and recorded), then close the transport.
     if (options.onEnd) options.onEnd();
     void handle.close().finally(() => {
       if (!options.onEnd) process.exit(0);
     });
+  };
+  process.stdin.once('end', stop);
+  process.stdin.once('close', stop);
+  process.stdin.once('error', (error: Error) => {
+    log.error(`stdin failed: ${error.message}`);
+    stop();
   });
 }

@@ -25,7 +25,19 @@ export function parseStoreKind(value: string, source: string): StoreKind {
   throw new AgentportError('INVALID_ARGUMENTS', `${source} must be one of ${STORE_KINDS.join(', ')}, got "${value}"`);
 }
 
-export async function openStore(choice: StoreChoice): Promise<Store> {
+/** Milliseconds from a variable of the environment: a whole number, 0 or more; undefined when unset. */
+function millisecondsFrom(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) {
+    throw new AgentportError('INVALID_ARGUMENTS', `${name} must be a whole number of milliseconds (0 for no limit), got "${raw}"`);
+  }
+  return value;
+}
+
+/** @param env where AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS is read (PostgreSQL) */
+export async function openStore(choice: StoreChoice, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
   switch (choice.kind) {
     case 'file': {
       const { FileStore } = await import('./fileStore.js');
@@ -42,10 +54,12 @@ export async function openStore(choice: StoreChoice): Promise<Store> {
           '--store postgres needs a database: set AGENTPORT_DATABASE_URL (or --database-url), e.g. postgres://user@host:5432/db',
         );
       }
+      const statementTimeoutMs = millisecondsFrom(env, 'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS');
       const { PostgresStore } = await import('./postgres/postgresStore.js');
       const store = new PostgresStore({
         url: choice.databaseUrl,
         keyDir: choice.dataDir,
+        ...(statementTimeoutMs !== undefined ? { statementTimeoutMs } : {}),
         ...(choice.databaseSchema ? { schema: choice.databaseSchema } : {}),
       });
       await store.open();

@@ -49,7 +49,7 @@ describe('message size guard', () => {
 });
 
 describe('message size guard, its source', () => {
-  it('[RL-6] passes a last line without a newline when its source ends, then ends', async () => {
+  it('[RL-6] hands on a last line without a newline when its source ends (as the pipe did), then ends', async () => {
     const { passed, dropped } = await feed(100, ['{"a":1}\n{"b":', '2}']);
     expect(passed).toBe('{"a":1}\n{"b":2}');
     expect(dropped).toEqual([]);
@@ -62,5 +62,29 @@ describe('message size guard, its source', () => {
     source.destroy(new Error('stdin broke'));
     expect((await failed).message).toBe('stdin broke');
     expect(guard.destroyed).toBe(true);
+  });
+
+  it('[RL-6] pauses its source while nobody reads what it passed, and resumes it when read again', async () => {
+    const source = new PassThrough();
+    const guard = new MessageSizeGuard(1000, () => {}).readFrom(source);
+    // Nobody reads the guard (a transport that closed): lines pile up to its high-water mark, then the source waits.
+    const line = `${'x'.repeat(500)}\n`;
+    for (let i = 0; i < 100; i++) source.write(line);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(source.isPaused()).toBe(true);
+    expect(guard.readableLength).toBeLessThan(100 * line.length);
+    const read: string[] = [];
+    guard.on('data', (chunk: Buffer) => read.push(chunk.toString()));
+    await expect.poll(() => read.length).toBe(100);
+    expect(source.isPaused()).toBe(false);
+  });
+
+  it('[RL-6] lets go of its source when destroyed', () => {
+    const source = new PassThrough();
+    const guard = new MessageSizeGuard(100, () => {}).readFrom(source);
+    guard.destroy();
+    expect(source.listenerCount('data')).toBe(0);
+    expect(source.listenerCount('end')).toBe(0);
+    expect(source.listenerCount('error')).toBe(0);
   });
 });

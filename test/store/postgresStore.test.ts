@@ -10,6 +10,7 @@ import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
+import { openStore } from '../../src/store/open.js';
 import { describeStoreContract, expectStoreError } from './contract.js';
 import { databaseUrl, dropSchema, postgresReachable, sql } from '../support/postgres.js';
 
@@ -177,17 +178,15 @@ describe.runIf(reachable)('PostgresStore', () => {
       await release();
     });
 
-    it('[ST-4] a statement held up by a row lock fails after the statement timeout, and the store goes on', async () => {
-      const limited = freshSchema();
-      const store = new PostgresStore({ url: databaseUrl(), schema: limited, secretKey: KEY, statementTimeoutMs: 300 });
+    /** A thread's row held in a transaction another program never ends, while `store` updates the thread. */
+    async function updateWhileRowHeld(store: PostgresStore, schema: string) {
       const thread = await store.createThread({ prompt: 'p' });
       await store.appendMessage(thread.id, { role: 'user', content: 'hello' });
-      // Another program holds the thread's row in a transaction it never ends.
       const holder = new pg.Client({ connectionString: databaseUrl() });
       await holder.connect();
       try {
         await holder.query('BEGIN');
-        await holder.query(`SELECT 1 FROM ${limited}.threads WHERE id = $1 FOR UPDATE`, [thread.id]);
+        await holder.query(`SELECT 1 FROM ${schema}.threads WHERE id = $1 FOR UPDATE`, [thread.id]);
         const started = Date.now();
         await expect(store.updateThread(thread.id, { status: 'idle' })).rejects.toThrow(/statement timeout/);
         expect(Date.now() - started).toBeLessThan(5000);
@@ -196,8 +195,22 @@ describe.runIf(reachable)('PostgresStore', () => {
       } finally {
         await holder.end();
         await store.close();
-        await dropSchema(limited);
+        await dropSchema(schema);
       }
+    }
+
+    it('[ST-4] a statement held up by a row lock fails after the statement timeout, and the store goes on', async () => {
+      const limited = freshSchema();
+      await updateWhileRowHeld(
+        new PostgresStore({ url: databaseUrl(), schema: limited, secretKey: KEY, statementTimeoutMs: 300 }),
+        limited,
+      );
+    });
+
+    it('[ST-4] a statement_timeout in the URL wins over the store setting', async () => {
+      const limited = freshSchema();
+      const url = `${databaseUrl()}${databaseUrl().includes('?') ? '&' : '?'}statement_timeout=300`;
+      await updateWhileRowHeld(new PostgresStore({ url, schema: limited, secretKey: KEY, statementTimeoutMs: 600_000 }), limited);
     });
 
     it('refuses a database migrated by a newer agentport', async () => {
@@ -215,6 +228,26 @@ describe.runIf(reachable)('PostgresStore', () => {
 });
 
 describe('PostgresStore without an answering server', () => {
+  it('[ST-4] refuses a statement time limit that is not a number of milliseconds, naming the variable', async () => {
+    const choice = { kind: 'postgres' as const, dataDir: '.agentport', databaseUrl: 'postgres://postgres@127.0.0.1:1/none' };
+    await expectStoreError(
+      openStore(choice, { AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS: 'soon' }),
+      'INVALID_ARGUMENTS',
+      'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds',
+    );
+  });
+
+  it('[ST-4] a failed connection names no part of a URL that may hold its password where a host should be', async () => {
+    const store = new PostgresStore({ url: 'postgres://agentport:12/34@127.0.0.1:1/agentport', secretKey: KEY, connectTimeoutMs: 2000 });
+    const error = await store.open().then(
+      () => new Error('connected'),
+      (caught: unknown) => caught as Error,
+    );
+    expect(error.message).toContain('cannot connect to PostgreSQL at the configured database');
+    expect(error.message).not.toMatch(/12|34/);
+    await store.close().catch(() => {});
+  });
+
   it('[ST-4] gives up connecting after the connect timeout, naming the database', async () => {
     // A server that accepts connections and never says a word.
     const silent = net.createServer(() => {});

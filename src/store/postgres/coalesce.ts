@@ -4,11 +4,11 @@
  * as one. Nothing waits when nothing is on its way, so a lone call pays no
  * delay; under load, N calls cost one round trip and one commit instead of N.
  * A statement still on its way after {@link STALL_MS} (a connection that
- * hangs, say) no longer holds the others back: they leave beside it. A batch
- * the database refuses for what it holds is sent again one write at a time,
- * so one bad write fails only its own call; a batch that failed otherwise (a
- * timeout, a lost connection) fails each of its writes with that error, at
- * once, rather than making each wait for the same failure in turn.
+ * hangs, say) no longer holds the others back: they leave beside it. A failed
+ * batch is sent again one write at a time, so one bad write fails only its own
+ * call, unless it failed in a way each write alone would fail again (a time
+ * limit, say): then each of its writes fails with that error at once rather
+ * than waiting for the same failure in turn.
  */
 
 /** Writes sent in one statement at most. */

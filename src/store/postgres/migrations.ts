@@ -67,6 +67,8 @@ export async function migrate(client: PoolClient, schema: string): Promise<void>
   // One instance migrates at a time; the lock is per schema and released with the transaction.
   await client.query('BEGIN');
   try {
+    // Waiting for another instance's migration, or a long one, is not a stuck statement: no time limit here.
+    await client.query('SET LOCAL statement_timeout = 0');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agentport-migrate:${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(

@@ -20,6 +20,7 @@
  * in the file store.
  */
 import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { AgentportError } from '../../errors.js';
 import {
   applyMessagePatch,
@@ -73,10 +74,13 @@ export interface PostgresStoreOptions {
   /**
    * Longest a statement may run, and a transaction stay idle, before PostgreSQL ends it (a row lock
    * that is never released, a server in trouble): the call fails with the database's message instead
-   * of waiting for ever. Default 30 000 ms; 0 for no limit. A `statement_timeout` in the URL wins.
+   * of waiting for ever. Sent with each connection, so it takes precedence over the role's or the
+   * database's settings and PGOPTIONS; a `statement_timeout` parameter in the URL wins over it.
+   * Default 30 000 ms (AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS on the command line); 0 sends nothing,
+   * leaving the server's settings.
    */
   statementTimeoutMs?: number;
-  /** Longest wait for a connection, new or from the pool. Default 10 000 ms; 0 waits for ever. */
+  /** Longest wait for a query connection, new or from the pool. Default 10 000 ms; 0 waits for ever. */
   connectTimeoutMs?: number;
 }
 
@@ -90,20 +94,28 @@ type StoredVariable =
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
- * Whether PostgreSQL refused a statement for the values it carried (SQLSTATE classes 22, data exception, and 23,
- * integrity constraint violation: a thread id taken already, say), as opposed to failing whatever it carried
- * (cancelled by the statement timeout, a lost connection).
+ * Whether a batch may have failed for one of the writes it carried, so that each is worth sending alone: anything
+ * but the statement time limit (PostgreSQL cancelled it, nothing was written) and no free connection within the
+ * connect timeout, which would only make each write wait for the same failure in turn. A lost connection is sent
+ * again: the batch may have been written, which the writes sent alone find (see catchUp).
  */
 function refusedForContent(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (code === STATEMENT_TIMEOUT) return false;
+  return !(typeof message === 'string' && message.startsWith('timeout exceeded when trying to connect'));
 }
+
+/** SQLSTATE query_canceled: what the statement time limit raises. */
+const STATEMENT_TIMEOUT = '57014';
 
 /** Host, port and database of a connection string, for messages (never its user or password). */
 function where(url: string): string {
   try {
-    const { hostname, port, pathname } = new URL(url);
-    return `${hostname || 'localhost'}:${port || '5432'}${pathname || '/'}`;
+    const { user, host, port, database } = parseConnectionString(url);
+    // An "@" the parser did not read as the end of user and password (a password holding an unencoded "/", say):
+    // what it read as host, port or database may be part of the password.
+    if (url.includes('@') && !user) return 'the configured database (its URL does not read as user@host)';
+    return `${host || 'localhost'}:${port || '5432'}/${database ?? ''}`;
   } catch {
     return 'the configured database';
   }
@@ -152,11 +164,15 @@ export class PostgresStore implements Store {
     const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     const limits: pg.PoolConfig = {
       connectionString: options.url,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-      // Sent with each new connection; 0 leaves the server's settings (values in the URL win over both).
+      // Sent with each new connection; the URL's own parameters win over them.
       ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout } : {}),
     };
-    this.pool = new pg.Pool({ ...limits, max: options.poolSize ?? 10 });
+    this.pool = new pg.Pool({
+      ...limits,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    });
+    // Turns waiting for a lock connection queue as long as it takes (each has its own THREAD_BUSY deadline once connected).
     this.lockPool = new pg.Pool({ ...limits, max: 100, idleTimeoutMillis: 10_000 });
     // An idle connection the server dropped must not crash the process.
     this.pool.on('error', () => {});
