@@ -7,7 +7,8 @@
 // the figures are medians over rounds.
 //
 // Settings (environment): BENCH_ROUNDS (3), BENCH_DURATION_MS (1500, measured
-// per turn), BENCH_WARMUP_MS (500, before each turn), BENCH_CALLERS (8,64),
+// per turn), BENCH_WARMUP_MS (500, before each turn), BENCH_WARM_CALLS (6000, calls each server answers
+// before the first round), BENCH_CALLERS (8,64),
 // BENCH_STORES (file,postgres; memory too if listed), BENCH_ERA (legacy: 2025-11-25 as clients
 // connect by default; modern: pinned to 2026-07-28), BENCH_PROFILE_DIR (write
 // a --cpu-prof profile of each server process there).
@@ -22,6 +23,7 @@ import { ROOT, fakeModelServer, fmt, machine, median, percentile, postgres, remo
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 1500);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 500);
+const WARM_CALLS = Number(process.env.BENCH_WARM_CALLS ?? 6000);
 const CALLERS = (process.env.BENCH_CALLERS ?? '8,64').split(',').map(Number);
 const STORES = (process.env.BENCH_STORES ?? 'file,postgres').split(',');
 const ERA = process.env.BENCH_ERA === 'modern' ? 'modern' : 'legacy';
@@ -184,11 +186,19 @@ async function turn(server, clients, model) {
   };
 }
 
-/** Before the first round: every session makes a few calls, so no server is measured cold. */
+/**
+ * Before the first round: every session makes a few calls, then they call until the server has answered
+ * WARM_CALLS in all. V8 keeps compiling in the background for the first few thousand calls (see
+ * docs/benchmarks.md, "CPU per call"), on the same cores: a server is measured warm, as one that runs for hours is.
+ */
 async function warmUp(server, clients) {
+  let answered = 0;
   await Promise.all(
     clients.map(async (client) => {
-      for (let i = 0; i < 3; i++) await call(server, client);
+      for (let i = 0; i < 3 || answered < WARM_CALLS; i++) {
+        await call(server, client);
+        answered += 1;
+      }
     }),
   );
 }
@@ -323,7 +333,8 @@ function report(servers, results, notes) {
     'token), call the one-step prompt `plain` in a loop, answered at once by the scripted model server (a process of',
     'its own). The bare SDK v2 server (`bench/bare-model-server.mjs --http`: createMcpHandler + toNodeHandler on',
     'node:http, the same `openai` call) and `agentport serve --http` (file store in a fresh data folder; PostgreSQL in',
-    `a fresh schema, dropped after) take turns: ${seconds(DURATION_MS)} measured after ${seconds(WARMUP_MS)} of warm-up each, ${ROUNDS} rounds, the order rotating.`,
+    `a fresh schema, dropped after) each answer ${WARM_CALLS} calls first (V8 compiles in the background for the first thousands),`,
+    `then take turns: ${seconds(DURATION_MS)} measured after ${seconds(WARMUP_MS)} of warm-up each, ${ROUNDS} rounds, the order rotating.`,
     "Figures are medians over rounds; the ratio is the median of each round's calls/s against the bare server's in",
     "the same round. Server CPU is the server process's user + system time per call, from /proc (PostgreSQL's own",
     'processes not included).',
