@@ -1,6 +1,7 @@
 /**
  * stdio transport: what Claude Desktop and Claude Code launch. Only JSON-RPC
- * reaches stdout; the process ends when the host closes stdin. A message
+ * reaches stdout; the process ends when the host closes stdin (or its end of
+ * stdout: an answer that cannot be written ends it too). A message
  * over the size limit is refused with a JSON-RPC error, never ending the
  * connection.
  */
@@ -52,6 +53,11 @@ export function startStdio(server: AgentportServer, options: StdioOptions = {}):
       if (!options.onEnd) process.exit(0);
     });
   };
+  // A transport that closed on its own (writing failed: the host went away) stops reading; the server stops then
+  // too, as at the end of stdin, which a stdin paused for want of a reader would never reach.
+  guard.on('pause', () => {
+    if (guard.listenerCount('data') === 0) stop();
+  });
   process.stdin.once('end', stop);
   process.stdin.once('close', stop);
   process.stdin.once('error', (error: Error) => {

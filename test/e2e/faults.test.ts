@@ -87,6 +87,24 @@ describe('stdio message sizes', () => {
   }, 30_000);
 });
 
+describe('stdio host gone', () => {
+  it('[RL-6] stops when its output fails (the host stopped reading), though stdin stays open', async () => {
+    const s = rawStdio([]);
+    const exited = new Promise<number | null>((resolve) => s.child.once('exit', (code) => resolve(code)));
+    try {
+      s.send(INIT);
+      await s.answer(1);
+      // The host closes its end of stdout but keeps stdin open: the next answer cannot be written.
+      s.child.stdout.destroy();
+      s.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      const code = await Promise.race([exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 10_000))]);
+      expect(code).not.toBe('running');
+    } finally {
+      s.child.kill();
+    }
+  });
+});
+
 describe('HTTP load', () => {
   it('[RL-6] answers 200 concurrent calls, each in its own thread, none lost', async () => {
     const server = await startHttpServer({ agentsDir: NOISY, env: env() });

@@ -20,7 +20,6 @@
  * in the file store.
  */
 import pg from 'pg';
-import { parse as parseConnectionString } from 'pg-connection-string';
 import { AgentportError } from '../../errors.js';
 import {
   applyMessagePatch,
@@ -54,6 +53,7 @@ import type {
 } from '../types.js';
 import { log } from '../../log.js';
 import { Coalescer } from './coalesce.js';
+import { databaseLabel, refusedForContent } from './failures.js';
 import { migrate } from './migrations.js';
 
 /** The largest file a thread may keep here (PostgreSQL's own limit for one value is 1 GB). */
@@ -92,34 +92,6 @@ type StoredVariable =
   | { name: string; secret: true; scoped?: boolean; encrypted: EncryptedValue };
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/**
- * Whether a batch may have failed for one of the writes it carried, so that each is worth sending alone: anything
- * but the statement time limit (PostgreSQL cancelled it, nothing was written) and no free connection within the
- * connect timeout, which would only make each write wait for the same failure in turn. A lost connection is sent
- * again: the batch may have been written, which the writes sent alone find (see catchUp).
- */
-function refusedForContent(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (code === STATEMENT_TIMEOUT) return false;
-  return !(typeof message === 'string' && message.startsWith('timeout exceeded when trying to connect'));
-}
-
-/** SQLSTATE query_canceled: what the statement time limit raises. */
-const STATEMENT_TIMEOUT = '57014';
-
-/** Host, port and database of a connection string, for messages (never its user or password). */
-function where(url: string): string {
-  try {
-    const { user, host, port, database } = parseConnectionString(url);
-    // An "@" the parser did not read as the end of user and password (a password holding an unencoded "/", say):
-    // what it read as host, port or database may be part of the password.
-    if (url.includes('@') && !user) return 'the configured database (its URL does not read as user@host)';
-    return `${host || 'localhost'}:${port || '5432'}/${database ?? ''}`;
-  } catch {
-    return 'the configured database';
-  }
-}
 
 export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
@@ -185,7 +157,7 @@ export class PostgresStore implements Store {
       const client = await this.pool.connect().catch((error: unknown) => {
         throw new AgentportError(
           'INTERNAL',
-          `cannot connect to PostgreSQL at ${where(this.options.url)}: ${error instanceof Error ? error.message : String(error)}`,
+          `cannot connect to PostgreSQL at ${databaseLabel(this.options.url)}: ${error instanceof Error ? error.message : String(error)}`,
           undefined,
           { cause: error },
         );

@@ -1,0 +1,33 @@
+/** How the PostgreSQL store tells failures apart and names its database (no server needed). */
+import { describe, expect, it } from 'vitest';
+import { databaseLabel, refusedForContent } from '../../src/store/postgres/failures.js';
+
+describe('PostgreSQL failures', () => {
+  it('[ST-4] sends a failed batch again write by write unless it failed whatever it carried', () => {
+    const failed = (message: string, code?: string) => Object.assign(new Error(message), code ? { code } : {});
+    expect(refusedForContent(failed('duplicate key value violates unique constraint', '23505'))).toBe(true);
+    expect(refusedForContent(new RangeError('Invalid string length'))).toBe(true);
+    expect(refusedForContent(failed('Connection terminated unexpectedly'))).toBe(true);
+    expect(refusedForContent(failed('read ECONNRESET', 'ECONNRESET'))).toBe(true);
+    expect(refusedForContent(failed('canceling statement due to statement timeout', '57014'))).toBe(false);
+    expect(refusedForContent(failed('timeout exceeded when trying to connect'))).toBe(false);
+    expect(refusedForContent(failed('Connection terminated due to connection timeout'))).toBe(false);
+  });
+
+  it('[ST-4] names host, port and database, never user or password', () => {
+    expect(databaseLabel('postgres://db.internal/agentport')).toBe('db.internal:5432/agentport');
+    expect(databaseLabel('postgresql://agentport:s3cret@db.internal:6543/agentport')).toBe('db.internal:6543/agentport');
+    expect(databaseLabel('postgres://agentport@/agentport?host=/var/run/postgresql')).toBe('/var/run/postgresql:5432/agentport');
+  });
+
+  it('[ST-4] quotes nothing of a URL with an "@" past its authority: it may hold the password', () => {
+    for (const url of [
+      'postgres://agentport:12/34@db.internal/agentport',
+      'postgres://admin@srv:1234/abcd@srv.example.com/db',
+      'postgres://agentport:pa?ss@db.internal/agentport',
+    ]) {
+      const label = databaseLabel(url);
+      expect(label).toBe('the configured database (its URL does not read as user@host)');
+    }
+  });
+});
