@@ -6,7 +6,7 @@
 // process start of the same build can differ from another by a few percent
 // (code and heap layout), which a single start would count as the build's.
 import path from 'node:path';
-import { callsInTurn } from './stdioCalls.mjs';
+import { callsInTurn, cpuCell } from './stdioCalls.mjs';
 import { ROOT, fakeModelServer, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 300);
@@ -46,12 +46,8 @@ export async function run() {
   const bare = median(samples.bare);
   const mean = (values) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : undefined);
   const bareCpu = mean(cpu.bare);
-  const cpuCell = (name) => {
-    const own = mean(cpu[name]);
-    return own === undefined || bareCpu === undefined ? 'n/a' : `${Math.round(own)} (${(own / bareCpu).toFixed(2)})`;
-  };
   const row = (label, name, target) =>
-    `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${sessions[name]?.join(' / ') ?? ''} | ${cpuCell(name)} | ${target} |`;
+    `| ${label} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${sessions[name]?.join(' / ') ?? ''} | ${cpuCell(mean(cpu[name]), bareCpu)} | ${target} |`;
   return [
     '## One call over stdio, against a bare SDK server',
     '',

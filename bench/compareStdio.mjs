@@ -4,7 +4,7 @@
 // making the same `openai` call (bench/bare-model-server.mjs); calls rotate over all five servers call by
 // call, so noise on a shared machine falls on all alike. Prints the median ms and the ratio to bare of each.
 import path from 'node:path';
-import { callsInTurn } from './stdioCalls.mjs';
+import { callsInTurn, cpuCell } from './stdioCalls.mjs';
 import { ROOT, fakeModelServer, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const other = process.argv[2];
@@ -40,7 +40,8 @@ const { samples, cpu } = await callsInTurn(servers, { env, model, runs: RUNS, wa
 await model.stop();
 for (const folder of folders) removeDir(folder);
 const bare = median(samples.bare);
-const cpuCell = (name) => (cpu[name] === undefined ? 'n/a' : `${Math.round(cpu[name])} (${(cpu[name] / cpu.bare).toFixed(2)})`);
 console.log(`| server | median ms | ratio to bare | server CPU us per call (ratio) |\n|---|---|---|---|`);
 for (const name of Object.keys(samples))
-  console.log(`| ${name} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${cpuCell(name)} |`);
+  console.log(
+    `| ${name} | ${fmt(median(samples[name]))} | ${(median(samples[name]) / bare).toFixed(2)} | ${cpuCell(cpu[name], cpu.bare)} |`,
+  );

@@ -44,6 +44,11 @@ export async function callsInTurn(servers, { env, model, runs, warmup }) {
   return { samples, cpu };
 }
 
+/** A table cell for a server's CPU per call (us) and its ratio to the bare server's; n/a where either is unknown. */
+export function cpuCell(own, bare) {
+  return own === undefined || bare === undefined ? 'n/a' : `${Math.round(own)} (${(own / bare).toFixed(2)})`;
+}
+
 /** Nanoseconds a process's main thread has run on a core (Linux); undefined elsewhere. */
 function onCpuNs(pid) {
   try {

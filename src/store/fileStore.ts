@@ -54,6 +54,7 @@ import path from 'node:path';
 import { AgentportError } from '../errors.js';
 import {
   KeyedQueue,
+  writeWaitingAtClose,
   applyMessagePatch,
   buildFileRef,
   buildMessage,
@@ -464,7 +465,7 @@ export class FileStore implements Store {
     this.adoptFile(id, fd);
     this.unwritten.delete(id);
     this.makeSpares();
-    // The waiting lines are dropped by the caller once written (a failed first write leaves them waiting).
+    // The waiting lines are dropped once written (writeLine; a failed first write leaves them waiting).
     return headerLine(record) + (this.waiting.get(id) ?? '');
   }
 
@@ -509,7 +510,6 @@ export class FileStore implements Store {
     if (!this.unwritten.has(id)) return;
     const state = await this.appendStateFor(id);
     this.writeLine(id, state, Buffer.from(this.materialize(id), 'utf8'), true);
-    this.waiting.delete(id);
   }
 
   private async requireThread(id: string): Promise<ThreadRecord> {
@@ -880,6 +880,8 @@ export class FileStore implements Store {
       const fd = this.fileFor(threadId);
       let written = 0;
       while (written < line.length) written += writeSync(fd, line, written);
+      // The first line went with what waited for it (see materialize).
+      if (creating) this.waiting.delete(threadId);
       this.dirty.add(fd);
       this.scheduleFlush();
     } catch (err) {
@@ -910,7 +912,6 @@ export class FileStore implements Store {
     const header = this.materialize(threadId);
     const line = Buffer.from(header + (state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n', 'utf8');
     this.writeLine(threadId, state, line, header !== '');
-    this.waiting.delete(threadId);
     state.needsNewline = false;
     // The cache keeps its own copy: the caller may change what it was given.
     if (state.replay && !isThreadOp(record)) {
@@ -1194,14 +1195,7 @@ export class FileStore implements Store {
   /** {@inheritDoc Store.close} */
   async close(): Promise<void> {
     await this.queue.idle();
-    // Opening messages still waiting for their thread's next write (AppendOptions.withNextWrite).
-    for (const threadId of [...this.waiting.keys()]) {
-      await this.queue
-        .run(threadId, () => this.materializeAlone(threadId))
-        .catch((error: unknown) => {
-          warn(`thread ${threadId} could not be written at close: ${error instanceof Error ? error.message : String(error)}`);
-        });
-    }
+    await writeWaitingAtClose(this.queue, this.waiting.keys(), (threadId) => this.materializeAlone(threadId));
     this.closed = true;
     for (const spare of [...this.spares.splice(0), ...this.reserved.values()]) removeSpare(spare);
     this.reserved.clear();

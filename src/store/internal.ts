@@ -61,6 +61,24 @@ export class KeyedQueue {
   }
 }
 
+/**
+ * At close: writes, thread by thread in each one's queue, the opening messages still waiting for their
+ * thread's next write (AppendOptions.withNextWrite). A thread that cannot be written is reported; the rest go on.
+ */
+export async function writeWaitingAtClose(
+  queue: KeyedQueue,
+  threadIds: Iterable<string>,
+  write: (threadId: string) => Promise<unknown>,
+): Promise<void> {
+  for (const threadId of [...threadIds]) {
+    await queue
+      .run(threadId, () => write(threadId))
+      .catch((error: unknown) => {
+        warn(`thread ${threadId} could not be written at close: ${error instanceof Error ? error.message : String(error)}`);
+      });
+  }
+}
+
 const ROLES: ReadonlySet<string> = new Set<Role>(['system', 'user', 'assistant', 'tool']);
 const STATUSES: ReadonlySet<string> = new Set<ThreadStatus>(['idle', 'running', 'completed', 'failed', 'cancelled', 'interrupted']);
 

@@ -30,6 +30,7 @@ import {
   copyBytes,
   jsonCopy,
   KeyedQueue,
+  writeWaitingAtClose,
   messageNotFound,
   patchThread,
   pathClash,
@@ -51,7 +52,6 @@ import type {
   ThreadRecord,
   VariableValue,
 } from '../types.js';
-import { log } from '../../log.js';
 import { Coalescer } from './coalesce.js';
 import { databaseLabel, refusedForContent } from './failures.js';
 import { migrate } from './migrations.js';
@@ -655,14 +655,7 @@ export class PostgresStore implements Store {
 
   private async closeOnce(): Promise<void> {
     await this.queue.idle();
-    // Opening messages still waiting for their thread's next write (AppendOptions.withNextWrite).
-    for (const threadId of [...this.waiting.keys()]) {
-      await this.queue
-        .run(threadId, () => this.materialize(threadId))
-        .catch((error: unknown) => {
-          log.warn(`thread ${threadId} could not be written at close: ${error instanceof Error ? error.message : String(error)}`);
-        });
-    }
+    await writeWaitingAtClose(this.queue, this.waiting.keys(), (threadId) => this.materialize(threadId));
     // Locks still held go with their connections.
     for (const client of this.heldLocks) client.release(true);
     this.heldLocks.clear();
