@@ -4,6 +4,7 @@
  * instances share). The store's code is loaded only when chosen.
  */
 import { AgentportError } from '../errors.js';
+import { log } from '../log.js';
 import type { Store } from './types.js';
 
 const STORE_KINDS = ['file', 'memory', 'postgres'] as const;
@@ -36,8 +37,20 @@ function millisecondsFrom(env: NodeJS.ProcessEnv, name: string): number | undefi
   return value;
 }
 
+/** Database settings given to a store without a database are said to be ignored, not dropped silently. */
+function warnUnusedDatabaseSettings(choice: StoreChoice, env: NodeJS.ProcessEnv): void {
+  if (choice.kind === 'postgres') return;
+  const given = [
+    choice.databaseUrl !== undefined ? 'the database URL' : undefined,
+    choice.databaseSchema !== undefined ? 'the database schema' : undefined,
+    env.AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS ? 'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS' : undefined,
+  ].filter((setting) => setting !== undefined);
+  if (given.length) log.warn(`${given.join(', ')} ignored: the ${choice.kind} store has no database (--store postgres uses them)`);
+}
+
 /** @param env where AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS is read (PostgreSQL) */
 export async function openStore(choice: StoreChoice, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
+  warnUnusedDatabaseSettings(choice, env);
   switch (choice.kind) {
     case 'file': {
       const { FileStore } = await import('./fileStore.js');

@@ -1,5 +1,6 @@
 /** How the PostgreSQL store tells failures apart and names its database (no server needed). */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { openStore } from '../../src/store/open.js';
 import { databaseLabel, refusedForContent } from '../../src/store/postgres/failures.js';
 
 describe('PostgreSQL failures', () => {
@@ -29,5 +30,25 @@ describe('PostgreSQL failures', () => {
       const label = databaseLabel(url);
       expect(label).toBe('the configured database (its URL does not read as user@host)');
     }
+  });
+
+  it('[ST-4] says database settings given to a store without a database are ignored', async () => {
+    const lines: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      const store = await openStore(
+        { kind: 'memory', dataDir: '.agentport', databaseUrl: 'postgres://db.internal/agentport' },
+        { AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS: '5000' },
+      );
+      await store.close?.();
+      await openStore({ kind: 'memory', dataDir: '.agentport' }, {});
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('the database URL, AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS ignored: the memory store has no database');
   });
 });
