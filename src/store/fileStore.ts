@@ -3,7 +3,8 @@
  *
  * ```
  * <dir>/secret.key                 generated key for secret variables (mode 0600), see secretKey.ts
- * <dir>/threads/<id>.jsonl         the thread's log: its record, then one record per line, append-only
+ * <dir>/threads/packs/<pack>.jsonl the logs of threads whose id the store generated, many to a pack (packs.ts)
+ * <dir>/threads/<id>.jsonl         the log of a thread created with an id of its caller's
  * <dir>/threads/<id>/files/...     the thread's files, bytes exactly as written
  * <dir>/threads/<id>/files.json    metadata (AttachmentRef) of every file, by thread path
  * <dir>/threads/<id>/variables.json  variables + format version; secret values AES-256-GCM encrypted
@@ -13,7 +14,7 @@
  * `files/`, not inside it, so no thread path can collide with it. Nothing is read at
  * construction; a thread's files are read when that thread is used.
  *
- * The log's first line is `{"version":2,"thread":{...ThreadRecord}}`. Each later line is a
+ * A log's first line is `{"version":3,"thread":{...ThreadRecord}}`. Each later line is a
  * StoredMessage or an operation record:
  *
  * ```
@@ -28,24 +29,24 @@
  * is mistaken for the other. Deleted messages stay in the file, which is how `seq` keeps growing
  * past them after a restart.
  *
- * Cost: creating a file is the dear part of a write (on some disks as dear as hundreds of
- * appends), so a thread costs one: its log, made ahead of need (see makeSpares), written with
- * its first message, variable, file or update, the record in the same write as the first line (a
- * new thread's opening messages may wait for the next write: AppendOptions.withNextWrite, so its
- * first call writes once). Appends go through a
- * descriptor kept open (at most {@link MAX_OPEN_FILES}, least recently used closed first) with
- * one synchronous write, so a record costs one system call, not a trip through the thread pool.
- * What a log holds is kept parsed (within a {@link MESSAGE_CACHE_BYTES} budget), so a turn does
- * not re-read its history.
+ * Cost: creating a file is the dear part of a write (as much CPU as the rest of a one-step call), so
+ * a new thread creates none: its first line goes to the pack new threads share, in the same write
+ * as its first message, variable, file or update (a new thread's opening messages may wait for the
+ * next write: AppendOptions.withNextWrite, so its first call writes once). Appends go through a
+ * descriptor kept open (at most {@link MAX_OPEN_FILES}, least recently used closed first, packs
+ * among them) with one synchronous write, so a record costs one system call, not a trip through
+ * the thread pool. What a log holds is kept parsed (within a {@link MESSAGE_CACHE_BYTES} budget),
+ * so a turn does not re-read its history.
  *
  * Durability: appended lines reach the disk by group commit: every file written to is fsynced
  * within {@link FSYNC_WITHIN_MS} ms, off the reply path, and on close. A power loss may lose what
  * was written in that window; a killed process loses nothing it was told was written, except
  * opening messages told they may wait (whose thread nobody else knows yet). JSON files
  * are replaced with temp file + rename, so a killed process leaves the old or the new version,
- * never a mix, and an interrupted append leaves at most a torn last line, which reading drops.
- * Several processes may share the directory: a turn takes the thread's lock (lockThread), and the
- * cached state of a thread is checked against the log's size when the lock is taken.
+ * never a mix, and an interrupted append leaves at most a torn record, which reading skips (in a
+ * log of its own, a torn last line is cut off before the next append). Several processes may share
+ * the directory: a turn takes the thread's lock (lockThread), and the cached state of a thread is
+ * checked when the lock is taken against its log's size, or its bytes in its pack.
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, fstatSync, fsync, mkdirSync, openSync, readSync, statSync, unlinkSync, writeSync, type Dirent } from 'node:fs';
@@ -86,6 +87,7 @@ import {
   resolveThreadFile,
 } from './paths.js';
 import { acquireThreadLock } from './threadLock.js';
+import { Packs, framedRecords, packOf } from './packs.js';
 import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
 import type {
   AppendOptions,
@@ -115,8 +117,6 @@ const FSYNC_WITHIN_MS = 10;
 const MAX_OPEN_FILES = 64;
 /** Parsed messages kept in memory, all threads together (approximate bytes of their lines). */
 const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
-/** Empty logs kept ready for new threads (see FileStore.makeSpares). */
-const SPARE_LOGS = 2;
 /** Thread records kept in memory beyond the ones not yet written. */
 const THREAD_CACHE_SIZE = 10_000;
 
@@ -128,8 +128,11 @@ const THREAD_CACHE_SIZE = 10_000;
  *    appends. Such threads are moved to the log (version 2) when first read; an agentport from
  *    before version 2 refuses the files that say 2, naming the version.
  * 2: the log `<id>.jsonl` holds the record too: one file per thread until it has files or variables.
+ * 3: the logs of threads whose id the store generated are kept in packs many threads share
+ *    (packs.ts); a thread created with an id of its caller's still has a log of its own. An
+ *    agentport of version 2 does not look into packs: it would not see those threads.
  */
-export const FILE_STORE_FORMAT_VERSION = 2;
+export const FILE_STORE_FORMAT_VERSION = 3;
 
 /** Options of {@link FileStore}. */
 export interface FileStoreOptions {
@@ -162,6 +165,8 @@ interface AppendState {
   tornAt?: number;
   /** The file's messages, parsed, while they fit the cache budget. */
   replay?: MessageReplay;
+  /** The pack that holds the thread's log (then `bytes` counts its records there), if not a file of its own. */
+  pack?: string;
   /** Bytes this state counts toward the cache budget (see FileStore.cache). */
   cached: number;
 }
@@ -178,11 +183,14 @@ type ThreadSet = Pick<ThreadRecord, 'status' | 'updatedAt'> & { meta?: Record<st
 /** Every kind of operation line. */
 type LogOp = MessageOp | { op: 'thread'; set: ThreadSet };
 
-/** An empty log made ahead for a thread to come, open for appending. */
-interface Spare {
-  id: string;
+/** A thread's log as read: format 2 lines, from its own file or its pack. */
+interface LogBytes {
+  bytes: Buffer;
+  /** See ParsedLog.size. */
+  size: number;
+  /** The file it was read from (named in errors). */
   file: string;
-  fd: number;
+  pack?: string;
 }
 
 /** A parsed line of the log after its first. */
@@ -238,7 +246,9 @@ interface ParsedLog {
   lastSeq: number;
   /** Bytes of complete lines; anything after is an unterminated last line. */
   completeBytes: number;
+  /** What tells another process's writes: the file's size, or the thread's bytes in its pack. */
   size: number;
+  pack?: string;
   /** Kind of the unterminated last line, if any. */
   tail: 'none' | 'record' | 'torn';
 }
@@ -335,12 +345,7 @@ export class FileStore implements Store {
   private readonly warned = new Set<string>();
   // Saves a mkdir per thread creation once the threads folder is known to exist.
   private threadsDirReady = false;
-  /** Empty logs, open, made ahead under the ids of threads to come (see makeSpares). */
-  private readonly spares: Spare[] = [];
-  private sparesScheduled = false;
-  /** The spare logs of threads created here that have nothing on disk yet. */
-  private readonly reserved = new Map<string, Spare>();
-  private closed = false;
+  private readonly packs: Packs;
 
   /**
    * @param options `dir` (default `.agentport`) and an optional `secretKey`.
@@ -349,6 +354,7 @@ export class FileStore implements Store {
   constructor(options: FileStoreOptions = {}) {
     this.dir = path.resolve(options.dir ?? DEFAULT_STORE_DIR);
     this.threadsDir = path.join(this.dir, 'threads');
+    this.packs = new Packs(this.threadsDir, FILE_STORE_FORMAT_VERSION);
     if (options.secretKey !== undefined && (!Buffer.isBuffer(options.secretKey) || options.secretKey.length !== SECRET_KEY_BYTES)) {
       throw new AgentportError('SECRET_KEY_INVALID', `FileStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
     }
@@ -372,7 +378,7 @@ export class FileStore implements Store {
         // A thread locked is about to be known beyond this process: what waits is written now.
         if (this.unwritten.has(threadId)) return this.waiting.has(threadId) ? this.materializeAlone(threadId) : undefined;
         const known = this.appendState.get(threadId);
-        if (known === undefined || fileSize(this.logFile(threadId)) !== known.bytes) this.forget(threadId);
+        if (known === undefined || this.bytesOnDisk(threadId, known) !== known.bytes) this.forget(threadId);
       });
     } catch (err) {
       // Not held by a caller that never got it.
@@ -380,6 +386,11 @@ export class FileStore implements Store {
       throw err;
     }
     return release;
+  }
+
+  /** What `state.bytes` is compared with: the log's size now, or the thread's bytes in its pack now. */
+  private bytesOnDisk(id: string, state: AppendState): number {
+    return state.pack === undefined ? fileSize(this.logFile(id)) : this.packs.sizeOf(state.pack, id, this.openFiles.get(`@${state.pack}`));
   }
 
   private filesDir(id: string): string {
@@ -412,8 +423,8 @@ export class FileStore implements Store {
   private async loadThread(id: string): Promise<ThreadRecord | undefined> {
     const cached = this.threads.get(id);
     if (cached !== undefined) return cached;
-    const bytes = await this.logBytes(id);
-    const record = bytes === undefined ? undefined : recordOf(bytes, this.logFile(id), id);
+    const log = await this.logBytes(id);
+    const record = log === undefined ? undefined : recordOf(log.bytes, log.file, id);
     if (record === undefined) return undefined;
     // A write that finished while we were reading is newer: keep it.
     const raced = this.threads.get(id);
@@ -434,82 +445,48 @@ export class FileStore implements Store {
   }
 
   /**
-   * The first line of a thread created here, written with whatever first needs keeping: the
-   * log is created exclusively then, so a thread costs one file until it has files or variables.
-   * Call inside the thread's queue.
+   * The first line of a thread created here, written with whatever first needs keeping: a thread
+   * costs nothing on disk until then. A thread with a log of its own creates it exclusively now;
+   * a packed one's pack is opened (or created) by the write. Call inside the thread's queue.
    */
-  private materialize(id: string): string {
+  private materialize(id: string, state: AppendState): string {
     if (!this.unwritten.has(id)) return '';
     const record = this.threads.get(id)!;
-    if (!this.threadsDirReady) {
-      mkdirSync(this.threadsDir, { recursive: true, mode: 0o700 });
-      this.threadsDirReady = true;
-    }
-    let fd: number;
-    try {
-      fd = this.takeReserved(id) ?? openSync(this.logFile(id), 'ax');
-    } catch (err) {
-      if (errnoCode(err) === 'ENOENT') {
-        // The threads folder was removed behind our back.
-        mkdirSync(this.threadsDir, { recursive: true, mode: 0o700 });
-        fd = openSync(this.logFile(id), 'ax');
-      } else if (errnoCode(err) === 'EEXIST' && isAbandonedCreation(this.logFile(id))) {
-        // What an interrupted creation leaves (nothing, or part of the first line) is no thread: start it over.
-        fd = openSync(this.logFile(id), 'w');
-        closeSync(fd);
-        fd = openSync(this.logFile(id), 'a');
-      } else if (errnoCode(err) === 'EEXIST') {
-        throw new AgentportError('THREAD_EXISTS', `Thread ${id} already exists`);
-      } else throw err;
-    }
-    this.adoptFile(id, fd);
+    if (state.pack === undefined) this.adoptFile(id, this.createLog(id));
     this.unwritten.delete(id);
-    this.makeSpares();
     // The waiting lines are dropped once written (writeLine; a failed first write leaves them waiting).
     return headerLine(record) + (this.waiting.get(id) ?? '');
   }
 
-  /**
-   * Creates empty logs up to {@link SPARE_LOGS}, in the next turn of the event loop: a new thread
-   * without a given id takes one with its id, so its first write creates no file (which can cost
-   * half a millisecond) and is one append. A run is then waiting for its model, so the creation is
-   * off the reply path; done here rather than in the thread pool, it costs no hand-over between
-   * threads (which, on a busy machine, costs the main thread about as much as the creation). An
-   * empty log is no thread to any reader, so the few a killed process leaves behind are never
-   * mistaken for one.
-   */
-  private makeSpares(): void {
-    if (this.sparesScheduled || !this.threadsDirReady || this.closed || this.spares.length >= SPARE_LOGS) return;
-    this.sparesScheduled = true;
-    setImmediate(() => {
-      this.sparesScheduled = false;
-      while (this.threadsDirReady && !this.closed && this.spares.length < SPARE_LOGS) {
-        const id = randomUUID();
-        const file = this.logFile(id);
-        try {
-          this.spares.push({ id, file, fd: openSync(file, 'ax') });
-        } catch {
-          return; // the folder is gone, say: threads are created directly until it is back
-        }
+  /** Creates the log of a thread with an id of its caller's, open for appending. */
+  private createLog(id: string): number {
+    if (!this.threadsDirReady) {
+      mkdirSync(this.threadsDir, { recursive: true, mode: 0o700 });
+      this.threadsDirReady = true;
+    }
+    try {
+      return openSync(this.logFile(id), 'ax');
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') {
+        // The threads folder was removed behind our back.
+        mkdirSync(this.threadsDir, { recursive: true, mode: 0o700 });
+        return openSync(this.logFile(id), 'ax');
       }
-    });
-  }
-
-  /** The descriptor of the spare log a thread took, unless its file went (the folder removed behind our back). */
-  private takeReserved(id: string): number | undefined {
-    const spare = this.reserved.get(id);
-    if (spare === undefined) return undefined;
-    this.reserved.delete(id);
-    if (fstatSync(spare.fd).nlink > 0) return spare.fd;
-    closeSync(spare.fd);
-    return undefined;
+      if (errnoCode(err) === 'EEXIST' && isAbandonedCreation(this.logFile(id))) {
+        // What an interrupted creation leaves (nothing, or part of the first line) is no thread: start it over.
+        closeSync(openSync(this.logFile(id), 'w'));
+        return openSync(this.logFile(id), 'a');
+      }
+      if (errnoCode(err) === 'EEXIST') throw new AgentportError('THREAD_EXISTS', `Thread ${id} already exists`);
+      throw err;
+    }
   }
 
   /** Writes a thread created here to disk on its own (before what is kept beside its log: files and variables). */
   private async materializeAlone(id: string): Promise<void> {
     if (!this.unwritten.has(id)) return;
     const state = await this.appendStateFor(id);
-    this.writeLine(id, state, Buffer.from(this.materialize(id), 'utf8'), true);
+    this.writeLine(id, state, this.materialize(id, state), true);
   }
 
   private async requireThread(id: string): Promise<ThreadRecord> {
@@ -520,27 +497,18 @@ export class FileStore implements Store {
 
   /** {@inheritDoc Store.createThread} */
   async createThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): Promise<ThreadRecord> {
-    const spare = init.id === undefined && isPlainObject(init) ? this.spares.pop() : undefined;
-    let record: ThreadRecord;
-    try {
-      record = buildThread(spare ? { ...init, id: spare.id } : init);
-    } catch (err) {
-      if (spare) this.spares.push(spare);
-      throw err;
-    }
-    if (spare) {
-      this.reserved.set(spare.id, spare);
-      this.makeSpares();
-    }
+    // A generated id names the pack the thread's log goes to; a given one gets a log of its own.
+    const generated = init.id === undefined && isPlainObject(init);
+    const record = buildThread(generated ? { ...init, id: this.packs.newThreadId() } : init);
     return this.queue.run(record.id, async () => {
       // A given id may name a thread on disk already; a generated one is new. Nothing is written yet.
-      if (this.threads.has(record.id) || (init.id !== undefined && (await this.loadThread(record.id)) !== undefined)) {
+      if (this.threads.has(record.id) || (!generated && (await this.loadThread(record.id)) !== undefined)) {
         throw new AgentportError('THREAD_EXISTS', `Thread ${record.id} already exists`);
       }
       this.unwritten.add(record.id);
       this.remember(record);
       // A new thread has no messages: nothing to read on the first append.
-      this.fresh(record.id);
+      this.fresh(record.id, generated ? packOf(record.id) : undefined);
       return jsonCopy(record, 'thread');
     });
   }
@@ -584,7 +552,14 @@ export class FileStore implements Store {
     for (const e of entries) {
       if (e.isFile() && e.name.endsWith('.jsonl')) ids.add(e.name.slice(0, -'.jsonl'.length));
       // A folder is a thread's files and variables, or a thread of the first format (read, and so migrated).
-      else if (e.isDirectory()) ids.add(e.name);
+      else if (e.isDirectory() && e.name !== 'packs') ids.add(e.name);
+    }
+    for (const pack of await this.packNames()) {
+      try {
+        for (const id of this.packs.threadIds(pack)) ids.add(id);
+      } catch (err) {
+        warn(`skipping the threads of ${this.packs.file(pack)}: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
     const records = await Promise.all(
       [...ids]
@@ -607,6 +582,16 @@ export class FileStore implements Store {
       .sort(compareThreads);
   }
 
+  /** The packs in the threads folder. */
+  private async packNames(): Promise<string[]> {
+    try {
+      return (await readdir(this.packs.dir)).filter((name) => /^[0-9a-f]{8}\.jsonl$/.test(name)).map((name) => name.slice(0, 8));
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw err;
+      return [];
+    }
+  }
+
   // ---- the log: the thread record, its messages and what changed them ---------------------
 
   /**
@@ -618,10 +603,11 @@ export class FileStore implements Store {
    * survives.
    */
   private async readLog(id: string): Promise<ParsedLog | undefined> {
-    const file = this.logFile(id);
-    const buf = await this.logBytes(id);
-    const header = buf && headerOf(buf, file, id);
-    if (!buf || !header) return undefined;
+    const log = await this.logBytes(id);
+    if (log === undefined) return undefined;
+    const { bytes: buf, file } = log;
+    const header = headerOf(buf, file, id);
+    if (!header) return undefined;
     const headerEnd = header.end;
     let record = header.record;
     const completeBytes = buf.lastIndexOf(0x0a) + 1;
@@ -639,10 +625,10 @@ export class FileStore implements Store {
       if (line.trim() === '') return;
       const parsed = parseLine(line);
       if (parsed === undefined) {
-        const key = `${file}:${i + 2}`;
+        const key = `${file}:${id}:${i + 2}`;
         if (!this.warned.has(key)) {
           this.warned.add(key);
-          warn(`skipping corrupt line ${i + 2} of ${file}`);
+          warn(`skipping corrupt line ${i + 2} of ${log.pack === undefined ? file : `thread ${id} in ${file}`}`);
         }
         return;
       }
@@ -659,31 +645,35 @@ export class FileStore implements Store {
         take(last);
       }
     }
-    return { record, replay, lastSeq: replay.lastSeq, completeBytes, size: buf.length, tail };
+    return { record, replay, lastSeq: replay.lastSeq, completeBytes, size: log.size, tail, ...(log.pack ? { pack: log.pack } : {}) };
   }
 
-  /** The log's bytes, a thread of the first format migrated first; `undefined` when there is none. */
-  private async logBytes(id: string): Promise<Buffer | undefined> {
-    const file = this.logFile(id);
-    try {
-      return await readFile(file);
-    } catch (err) {
-      if (errnoCode(err) !== 'ENOENT') throw err;
+  /**
+   * The log's bytes: its own file (a thread of the first format migrated to one first), else what
+   * its pack holds of it; `undefined` when there is neither.
+   */
+  private async logBytes(id: string): Promise<LogBytes | undefined> {
+    const known = this.appendState.get(id)?.pack;
+    if (known === undefined) {
+      const file = this.logFile(id);
+      let own = await readOwnLog(file);
+      if (own === undefined) {
+        // Migrated here, by another process just now, or no thread of the first format at all.
+        await this.migrate(id);
+        own = await readOwnLog(file);
+      }
+      if (own !== undefined) return { bytes: own, size: own.length, file };
     }
-    await this.migrate(id);
-    // Migrated here, by another process just now, or no thread at all.
-    try {
-      return await readFile(file);
-    } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return undefined;
-      throw err;
-    }
+    const pack = known ?? packOf(id);
+    const packed = pack === undefined ? undefined : this.packs.read(pack, id, this.openFiles.get(`@${pack}`));
+    return packed && { ...packed, file: this.packs.file(pack!), pack: pack! };
   }
 
   /** Keeps what a read of the log found as the thread's append state (inside the thread's queue). */
   private adopt(id: string, log: ParsedLog): AppendState {
     this.dropCached(this.appendState.get(id));
     const state: AppendState = { lastSeq: log.lastSeq, needsNewline: log.tail === 'record', bytes: log.size, cached: 0 };
+    if (log.pack !== undefined) state.pack = log.pack;
     if (log.tail === 'torn') state.tornAt = log.completeBytes;
     this.appendState.set(id, state);
     this.cache(id, state, log.replay, log.size);
@@ -692,8 +682,9 @@ export class FileStore implements Store {
   }
 
   /** A new thread's state: nothing on disk to read. */
-  private fresh(id: string): AppendState {
+  private fresh(id: string, pack?: string): AppendState {
     const state: AppendState = { lastSeq: 0, needsNewline: false, bytes: 0, replay: new MessageReplay(), cached: 0 };
+    if (pack !== undefined) state.pack = pack;
     this.appendState.set(id, state);
     this.trimStates();
     return state;
@@ -794,15 +785,37 @@ export class FileStore implements Store {
     return log.replay.messages();
   }
 
+  /** The open descriptor kept under `key`, made the most recently used; undefined when there is none. */
+  private openFile(key: string): number | undefined {
+    const fd = this.openFiles.get(key);
+    if (fd === undefined) return undefined;
+    this.openFiles.delete(key);
+    this.openFiles.set(key, fd);
+    return fd;
+  }
+
   private fileFor(threadId: string): number {
-    let fd = this.openFiles.get(threadId);
-    if (fd !== undefined) {
-      this.openFiles.delete(threadId);
-      this.openFiles.set(threadId, fd);
-      return fd;
+    let fd = this.openFile(threadId);
+    if (fd === undefined) {
+      fd = openSync(this.logFile(threadId), 'a');
+      this.adoptFile(threadId, fd);
     }
-    fd = openSync(this.logFile(threadId), 'a');
-    this.adoptFile(threadId, fd);
+    return fd;
+  }
+
+  /** A pack's descriptor, kept among the open logs under a key no thread id can be. */
+  private packFile(pack: string): number {
+    const key = `@${pack}`;
+    let fd = this.openFile(key);
+    if (fd !== undefined) return fd;
+    try {
+      fd = this.packs.open(pack);
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw err;
+      mkdirSync(this.packs.dir, { recursive: true, mode: 0o700 });
+      fd = this.packs.open(pack);
+    }
+    this.adoptFile(key, fd);
     return fd;
   }
 
@@ -872,14 +885,23 @@ export class FileStore implements Store {
   }
 
   /**
-   * One write of whole lines to the log. `creating`: the lines start with the thread's first line,
-   * and a failed write takes the new file back, leaving the thread as created (nothing on disk).
+   * One write of whole lines (format 2, each ending with a newline) to the thread's log or pack.
+   * `creating`: the lines start with the thread's first line, and a failed write leaves the
+   * thread as created (nothing on disk; a new log of its own is taken back).
    */
-  private writeLine(threadId: string, state: AppendState, line: Buffer, creating = false): void {
+  private writeLine(threadId: string, state: AppendState, lines: string, creating = false): void {
+    const pack = state.pack;
+    const data = Buffer.from(pack === undefined ? lines : framedRecords(threadId, lines), 'utf8');
     try {
-      const fd = this.fileFor(threadId);
-      let written = 0;
-      while (written < line.length) written += writeSync(fd, line, written);
+      let fd: number;
+      if (pack === undefined) {
+        fd = this.fileFor(threadId);
+        let written = 0;
+        while (written < data.length) written += writeSync(fd, data, written);
+      } else {
+        fd = this.packFile(pack);
+        this.packs.append(fd, pack, data);
+      }
       // The first line went with what waited for it (see materialize).
       if (creating) this.waiting.delete(threadId);
       this.dirty.add(fd);
@@ -888,11 +910,14 @@ export class FileStore implements Store {
       if (creating) {
         // The thread stays as created (what waits still waits), whether or not its new file goes.
         this.unwritten.add(threadId);
-        try {
-          this.closeFile(threadId);
-          unlinkSync(this.logFile(threadId));
-        } catch {
-          // A log left behind without its first line is no thread to any reader (see isAbandonedCreation).
+        // Part of a pack's record is a fragment every reader skips (packs.ts); a log of its own is removed.
+        if (pack === undefined) {
+          try {
+            this.closeFile(threadId);
+            unlinkSync(this.logFile(threadId));
+          } catch {
+            // A log left behind without its first line is no thread to any reader (see isAbandonedCreation).
+          }
         }
       } else {
         // Part of the line may be on disk: re-read (and repair) before the next append.
@@ -900,17 +925,17 @@ export class FileStore implements Store {
       }
       throw err;
     }
-    state.bytes += line.length;
+    state.bytes += data.length;
     if (state.replay) {
-      state.cached += line.length;
-      this.cachedBytes += line.length;
+      state.cached += data.length;
+      this.cachedBytes += data.length;
     }
   }
 
   /** Appends one record to the log (a new thread's first line with it); call inside the thread's queue. */
   private async appendLine(threadId: string, state: AppendState, record: StoredMessage | LogOp): Promise<void> {
-    const header = this.materialize(threadId);
-    const line = Buffer.from(header + (state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n', 'utf8');
+    const header = this.materialize(threadId, state);
+    const line = header + (state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n';
     this.writeLine(threadId, state, line, header !== '');
     state.needsNewline = false;
     // The cache keeps its own copy: the caller may change what it was given.
@@ -1196,9 +1221,6 @@ export class FileStore implements Store {
   async close(): Promise<void> {
     await this.queue.idle();
     await writeWaitingAtClose(this.queue, this.waiting.keys(), (threadId) => this.materializeAlone(threadId));
-    this.closed = true;
-    for (const spare of [...this.spares.splice(0), ...this.reserved.values()]) removeSpare(spare);
-    this.reserved.clear();
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     await this.flushing;
@@ -1209,13 +1231,13 @@ export class FileStore implements Store {
   }
 }
 
-/** Closes and removes a spare log that was not used. */
-function removeSpare(spare: Spare): void {
-  closeSync(spare.fd);
+/** A log file's bytes; `undefined` when there is no such file. */
+async function readOwnLog(file: string): Promise<Buffer | undefined> {
   try {
-    unlinkSync(spare.file);
-  } catch {
-    // Already gone: nothing to clean.
+    return await readFile(file);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw err;
   }
 }
 

@@ -202,7 +202,8 @@ describe('agentport pack', () => {
     const result = await client.callTool({ name: 'summarize', arguments: { message: 'A long text.' } });
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     const threadId = (result.structuredContent as { thread_id: string }).thread_id;
-    expect(existsSync(path.join(dataDir, 'threads', `${threadId}.jsonl`))).toBe(true);
+    // A new thread's log is in the pack its id names (src/store/packs.ts).
+    expect(existsSync(path.join(dataDir, 'threads', 'packs', `${threadId.slice(0, 8)}.jsonl`))).toBe(true);
     expect(existsSync(path.join(dir, '.agentport'))).toBe(false);
     expect(existsSync(path.join(home, '.agentport'))).toBe(false);
   }, 60_000);

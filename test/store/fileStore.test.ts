@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FILE_STORE_FORMAT_VERSION, FileStore } from '../../src/store/fileStore.js';
+import { PACK_LIMITS } from '../../src/store/packs.js';
 import { SECRET_KEY_ENV } from '../../src/store/secretKey.js';
 import { describeStoreContract, expectStoreError, sampleBytes } from './contract.js';
 import { REPO_ROOT } from '../support/paths.js';
@@ -37,6 +38,25 @@ function logOf(dir: string, id: string): string {
 /** The lines of a log after its first (the thread record). */
 function recordLines(text: string): string[] {
   return text.split('\n').slice(1).filter(Boolean);
+}
+
+/** A thread with a log of its own (an id given by the caller), for tests of that file's bytes. */
+const OWN_LOG = { id: 'own-log', prompt: 'p' };
+
+/** A pack's file. */
+function packFile(dir: string, pack: string): string {
+  return path.join(dir, 'threads', 'packs', `${pack}.jsonl`);
+}
+
+/** A thread's log lines as on disk (its record first), from its own file or else its pack. */
+async function logLines(dir: string, id: string): Promise<string[]> {
+  const own = await readFile(logOf(dir, id), 'utf8').catch(() => undefined);
+  if (own !== undefined) return own.split('\n').filter(Boolean);
+  const pack = await readFile(packFile(dir, id.slice(0, 8)), 'utf8');
+  return pack
+    .split('\n')
+    .filter((line) => line.startsWith(`${id} `))
+    .map((line) => line.slice(id.length + 1));
 }
 
 /** Every regular file under `dir`, without following symlinks. */
@@ -109,64 +129,177 @@ describe('FileStore on disk', () => {
     expect((await second.appendMessage(t.id, { role: 'user', content: 'again' })).seq).toBe(3);
   });
 
-  it('lays the thread out as one log, plus files/, files.json and variables.json once it has them, with format versions', async () => {
+  it('lays threads out in a pack they share, plus files/, files.json and variables.json once they have them, with format versions', async () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });
     await store.appendMessage(t.id, { role: 'user', content: 'x' });
-    // One file for a thread with messages only (beside empty logs made ahead for the next threads).
-    expect((await allFiles(dir)).filter((f) => statSync(f).size > 0)).toEqual([logOf(dir, t.id)]);
+    const u = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(u.id, { role: 'user', content: 'y' });
+    // One file for threads with messages only: the pack their ids name.
+    expect(t.id.slice(0, 8)).toBe(u.id.slice(0, 8));
+    expect(await allFiles(dir)).toEqual([packFile(dir, t.id.slice(0, 8))]);
     await store.writeFile(t.id, '/attachments/chart.png', new Uint8Array([1, 2]), { mimeType: 'image/png' });
     await store.setVariables(t.id, [{ name: 'v', value: '1', secret: false }]);
     await store.updateThread(t.id, { status: 'running', meta: { a: 1 } });
     const threadDir = path.join(dir, 'threads', t.id);
-    const lines = (await readFile(logOf(dir, t.id), 'utf8')).split('\n');
-    expect(lines).toHaveLength(4);
+    const lines = await logLines(dir, t.id);
+    expect(lines).toHaveLength(3);
     expect(JSON.parse(lines[0]!)).toEqual({ version: FILE_STORE_FORMAT_VERSION, thread: t });
     expect(JSON.parse(lines[1]!)).toMatchObject({ seq: 1, content: 'x' });
     expect(JSON.parse(lines[2]!)).toMatchObject({ op: 'thread', set: { status: 'running', meta: { a: 1 } } });
+    // Each record is framed as a line of its own, the pack's format first.
+    const pack = await readFile(packFile(dir, t.id.slice(0, 8)), 'utf8');
+    expect(pack.startsWith(`\n- {"version":${FILE_STORE_FORMAT_VERSION}}\n\n${t.id} {`)).toBe(true);
     const vars = JSON.parse(await readFile(path.join(threadDir, 'variables.json'), 'utf8'));
     expect(vars.version).toBe(FILE_STORE_FORMAT_VERSION);
     expect([...(await readFile(path.join(threadDir, 'files', 'attachments', 'chart.png')))]).toEqual([1, 2]);
     expect(await new FileStore({ dir }).getThread(t.id)).toMatchObject({ status: 'running', meta: { a: 1 } });
-    // Atomic writes leave no temp files behind, and close removes the logs made ahead.
+    expect((await new FileStore({ dir }).listMessages(u.id)).map((m) => m.content)).toEqual(['y']);
+    // Atomic writes leave no temp files behind.
     await store.close();
     expect((await allFiles(dir)).filter((f) => f.includes('agentport-tmp') || statSync(f).size === 0)).toEqual([]);
   });
 
-  it('[ST-2] gives a new thread a log made ahead (empty, so no thread to any reader), and refuses a taken id all the same', async () => {
+  it('[ST-2] creates no file for a new thread (its pack is one for many), and refuses a taken id all the same', async () => {
     const store = new FileStore({ dir });
-    const logs = async () => (await readdir(path.join(dir, 'threads'))).filter((f) => f.endsWith('.jsonl')).sort();
     const threads = [];
     for (let i = 0; i < 5; i++) {
       const t = await store.createThread({ prompt: 'p' });
       await store.appendMessage(t.id, { role: 'user', content: String(i) });
       threads.push(t);
     }
-    // The next two threads' logs are ready, empty; no reader takes them for threads.
-    await vi.waitFor(async () => expect(await logs()).toHaveLength(7));
+    expect(await readdir(path.join(dir, 'threads'))).toEqual(['packs']);
+    expect(await readdir(path.join(dir, 'threads', 'packs'))).toHaveLength(1);
     const ids = threads.map((t) => t.id).sort();
     expect((await new FileStore({ dir }).listThreads()).map((t) => t.id).sort()).toEqual(ids);
     for (const [i, t] of threads.entries()) {
       expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.content)).toEqual([String(i)]);
     }
-    const spare = (await logs()).find((f) => !ids.includes(f.replace('.jsonl', '')))!;
-    expect(await new FileStore({ dir }).getThread(spare.replace('.jsonl', ''))).toBeUndefined();
-    // A given id that is taken on disk is still refused.
+    // An id of the pack's that was never written is no thread.
+    expect(await new FileStore({ dir }).getThread(`${ids[0]!.slice(0, 8)}-0000-4000-8000-000000000000`)).toBeUndefined();
+    // A given id gets a log of its own; one that is taken on disk is still refused.
     const other = new FileStore({ dir });
     const taken = await other.createThread({ id: 'taken', prompt: 'p' });
     const clash = await store.createThread({ id: 'taken', prompt: 'p' });
     await other.appendMessage(taken.id, { role: 'user', content: 'first' });
     await expectStoreError(store.appendMessage(clash.id, { role: 'user', content: 'second' }), 'THREAD_EXISTS');
     expect((await new FileStore({ dir }).listMessages('taken')).map((m) => m.content)).toEqual(['first']);
-    // Closing removes the logs made ahead, and those of threads created but never written.
+    // A thread created but never written leaves nothing.
     await store.createThread({ prompt: 'never written' });
     await Promise.all([store.close(), other.close()]);
-    expect(await logs()).toEqual([...ids, 'taken'].map((id) => `${id}.jsonl`).sort());
+    expect((await readdir(path.join(dir, 'threads'))).sort()).toEqual(['packs', 'taken.jsonl']);
+    expect((await new FileStore({ dir }).listThreads()).map((t) => t.id).sort()).toEqual([...ids, 'taken'].sort());
+  });
+
+  it('starts a new pack once the one new threads go to is full', async () => {
+    const saved = { ...PACK_LIMITS };
+    PACK_LIMITS.threads = 3;
+    try {
+      const store = new FileStore({ dir });
+      const threads = [];
+      for (let i = 0; i < 7; i++) {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(t.id, { role: 'user', content: String(i) });
+        threads.push(t);
+      }
+      expect(new Set(threads.map((t) => t.id.slice(0, 8))).size).toBe(3);
+      expect(await readdir(path.join(dir, 'threads', 'packs'))).toHaveLength(3);
+      // A thread of a full pack still takes appends there.
+      await store.appendMessage(threads[0]!.id, { role: 'assistant', content: 'later' });
+      await store.close();
+      const reader = new FileStore({ dir });
+      expect((await reader.listThreads()).length).toBe(7);
+      expect((await reader.listMessages(threads[0]!.id)).map((m) => m.content)).toEqual(['0', 'later']);
+    } finally {
+      Object.assign(PACK_LIMITS, saved);
+    }
+  });
+
+  it('skips a torn record in a pack (an interrupted write) and loses nothing before or after it', async () => {
+    const first = new FileStore({ dir });
+    const t = await first.createThread({ prompt: 'p' });
+    const u = await first.createThread({ prompt: 'p' });
+    for (const content of ['a', 'b']) await first.appendMessage(t.id, { role: 'user', content });
+    await first.appendMessage(u.id, { role: 'user', content: 'u1' });
+    await first.close();
+    const file = packFile(dir, t.id.slice(0, 8));
+    // What a process killed in the middle of a write leaves: part of a record, with no newline.
+    await appendFile(file, `\n${t.id} {"id":"x","threadId":"${t.id}","seq":3,"role":"us`);
+
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const second = new FileStore({ dir });
+    expect((await second.listMessages(t.id)).map((m) => m.content)).toEqual(['a', 'b']);
+    expect((await second.appendMessage(t.id, { role: 'user', content: 'c' })).seq).toBe(3);
+    expect((await second.appendMessage(u.id, { role: 'user', content: 'u2' })).seq).toBe(2);
+    await second.close();
+    // The next write's leading newline ended the fragment: it stays a line of its own, skipped.
+    const third = new FileStore({ dir });
+    expect((await third.listMessages(t.id)).map((m) => [m.seq, m.content])).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+      [3, 'c'],
+    ]);
+    expect((await third.listMessages(u.id)).map((m) => m.content)).toEqual(['u1', 'u2']);
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain(`corrupt line 4 of thread ${t.id} in ${file}`);
+  });
+
+  it('reads a pack with records longer than one read of it, and one still being written', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    const big = 'z'.repeat(3 * 1024 * 1024);
+    await store.appendMessage(t.id, { role: 'user', content: 'small' });
+    await store.appendMessage(t.id, { role: 'user', content: big });
+    await store.appendMessage(t.id, { role: 'user', content: 'after' });
+    // Another writer's record, begun but not ended yet: not read until its newline is there.
+    await appendFile(packFile(dir, t.id.slice(0, 8)), `\n${t.id} {"id":"y"`);
+    const reader = new FileStore({ dir });
+    expect((await reader.listMessages(t.id)).map((m) => String(m.content).length)).toEqual([5, big.length, 5]);
+    await store.close();
+  });
+
+  it('sees what another process appended to a packed thread once it takes the lock, and nothing it did not', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    const u = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(t.id, { role: 'user', content: 't1' });
+    await store.appendMessage(u.id, { role: 'user', content: 'u1' });
+    expect(await store.listMessages(t.id)).toHaveLength(1);
+    const other = new FileStore({ dir });
+    const releaseOther = await other.lockThread(t.id, 0);
+    await other.appendMessage(t.id, { role: 'assistant', content: 't2 from the other' });
+    await releaseOther();
+    // u's cache stays (nobody wrote u); t's is read again from the pack.
+    const internals = store as unknown as { appendState: Map<string, { replay?: unknown }> };
+    const release = await store.lockThread(t.id, 1000);
+    expect((await store.listMessages(t.id)).map((m) => m.content)).toEqual(['t1', 't2 from the other']);
+    await release();
+    await (
+      await store.lockThread(u.id, 1000)
+    )();
+    expect(internals.appendState.get(u.id)?.replay).toBeDefined();
+    expect((await store.appendMessage(t.id, { role: 'user', content: 't3' })).seq).toBe(3);
+    await Promise.all([store.close(), other.close()]);
+    expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.seq)).toEqual([1, 2, 3]);
+  });
+
+  it('refuses a pack written by a newer format version, naming it, and lists the other threads', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(t.id, { role: 'user', content: 'x' });
+    const own = await store.createThread(OWN_LOG);
+    await store.appendMessage(own.id, { role: 'user', content: 'y' });
+    await store.close();
+    const file = packFile(dir, t.id.slice(0, 8));
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.replace(`{"version":${FILE_STORE_FORMAT_VERSION}}`, `{"version":${FILE_STORE_FORMAT_VERSION + 1}}`));
+    await expectStoreError(new FileStore({ dir }).getThread(t.id), 'UNSUPPORTED_VERSION', file);
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    expect((await new FileStore({ dir }).listThreads()).map((r) => r.id)).toEqual([own.id]);
   });
 
   it('refuses files written by a newer format version', async () => {
     const store = new FileStore({ dir });
-    const t = await store.createThread({ prompt: 'p' });
+    const t = await store.createThread(OWN_LOG);
     await store.appendMessage(t.id, { role: 'user', content: 'x' });
     const file = logOf(dir, t.id);
     const [header, ...rest] = (await readFile(file, 'utf8')).split('\n');
@@ -176,7 +309,7 @@ describe('FileStore on disk', () => {
 
   it('ignores a torn last line (an interrupted write) and loses nothing before it', async () => {
     const first = new FileStore({ dir });
-    const t = await first.createThread({ prompt: 'p' });
+    const t = await first.createThread(OWN_LOG);
     for (const content of ['a', 'b', 'c']) await first.appendMessage(t.id, { role: 'user', content });
     await first.close();
     const file = logOf(dir, t.id);
@@ -201,7 +334,7 @@ describe('FileStore on disk', () => {
 
   it('keeps a last record that lost only its newline, and appends after it on a new line', async () => {
     const first = new FileStore({ dir });
-    const t = await first.createThread({ prompt: 'p' });
+    const t = await first.createThread(OWN_LOG);
     await first.appendMessage(t.id, { role: 'user', content: 'a' });
     await first.appendMessage(t.id, { role: 'user', content: 'b' });
     const file = logOf(dir, t.id);
@@ -216,7 +349,7 @@ describe('FileStore on disk', () => {
 
   it('skips a corrupt line in the middle with a warning on stderr, keeping the others', async () => {
     const first = new FileStore({ dir });
-    const t = await first.createThread({ prompt: 'p' });
+    const t = await first.createThread(OWN_LOG);
     for (const content of ['a', 'b', 'c']) await first.appendMessage(t.id, { role: 'user', content });
     const file = logOf(dir, t.id);
     const lines = (await readFile(file, 'utf8')).split('\n');
@@ -234,7 +367,7 @@ describe('FileStore on disk', () => {
 
   it('keeps updates and deletions across a new instance, as records appended to the log', async () => {
     const first = new FileStore({ dir });
-    const t = await first.createThread({ prompt: 'p' });
+    const t = await first.createThread(OWN_LOG);
     const a = await first.appendMessage(t.id, { role: 'user', content: 'a', meta: { x: 1 } });
     const b = await first.appendMessage(t.id, { role: 'assistant', content: 'b' });
     const c = await first.appendMessage(t.id, { role: 'user', content: 'c' });
@@ -271,7 +404,7 @@ describe('FileStore on disk', () => {
 
   it('ignores a torn operation record at the end of the file, like a torn message', async () => {
     const first = new FileStore({ dir });
-    const t = await first.createThread({ prompt: 'p' });
+    const t = await first.createThread(OWN_LOG);
     const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
     const b = await first.appendMessage(t.id, { role: 'user', content: 'b' });
     await first.close();
@@ -295,7 +428,7 @@ describe('FileStore on disk', () => {
 
   it('applies a last operation record that lost only its newline, and writes after it on a new line', async () => {
     const first = new FileStore({ dir });
-    const t = await first.createThread({ prompt: 'p' });
+    const t = await first.createThread(OWN_LOG);
     const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
     await first.updateMessage(t.id, a.id, { content: 'a2' });
     const file = logOf(dir, t.id);
@@ -317,7 +450,7 @@ describe('FileStore on disk', () => {
 
   it('skips an operation record with an unknown op as a corrupt line', async () => {
     const first = new FileStore({ dir });
-    const t = await first.createThread({ prompt: 'p' });
+    const t = await first.createThread(OWN_LOG);
     const a = await first.appendMessage(t.id, { role: 'user', content: 'a' });
     const file = logOf(dir, t.id);
     await appendFile(file, JSON.stringify({ op: 'truncate', ids: [a.id] }) + '\n');
@@ -360,7 +493,7 @@ describe('FileStore on disk', () => {
     const n = 200;
     await Promise.all(Array.from({ length: n }, (_, i) => store.appendMessage(t.id, { role: 'user', content: String(i) })));
     await store.close();
-    const lines = recordLines(await readFile(logOf(dir, t.id), 'utf8'));
+    const lines = (await logLines(dir, t.id)).slice(1);
     expect(lines.map((l) => JSON.parse(l).seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     const contents = new Set((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.content));
     expect(contents.size).toBe(n);
@@ -557,7 +690,7 @@ describe('FileStore on disk', () => {
     // Written with the append (the page cache), before any fsync: another process reads it.
     expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);
     await store.close();
-    const lines = recordLines(await readFile(logOf(dir, t.id), 'utf8'));
+    const lines = (await logLines(dir, t.id)).slice(1);
     expect(lines).toHaveLength(5);
   });
 
@@ -675,7 +808,7 @@ describe('FileStore on disk', () => {
   it("keeps the message cache's byte count exact through status changes, repairs and forgetting", async () => {
     const store = new FileStore({ dir });
     const cached = () => (store as unknown as { cachedBytes: number }).cachedBytes;
-    const t = await store.createThread({ prompt: 'p' });
+    const t = await store.createThread(OWN_LOG);
     await store.appendMessage(t.id, { role: 'user', content: 'x' });
     for (let i = 0; i < 5; i++) await store.updateThread(t.id, { status: 'running', meta: { pad: 'y'.repeat(1000), i } });
     expect(cached()).toBe(statSync(logOf(dir, t.id)).size);
