@@ -95,14 +95,26 @@ export function isThreadStatus(value: unknown): value is ThreadStatus {
 
 let lastMs = Number.NaN;
 let lastIso = '';
+let lastSecond = Number.NaN;
+/** `YYYY-MM-DDTHH:MM:SS.` of lastSecond. */
+let secondPrefix = '';
 
-/** Current time as ISO 8601 (formatted once a millisecond: a step stamps several records). */
+/**
+ * Current time as ISO 8601. A step stamps several records, and a server between calls runs so much
+ * other code that `toISOString` is cold each time (about 9 us a call measured in the stdio server,
+ * against 0.5 us in a loop): it runs once a second here, and the milliseconds are appended.
+ */
 function now(): string {
   const ms = Date.now();
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastIso = new Date(ms).toISOString();
+  if (ms === lastMs) return lastIso;
+  lastMs = ms;
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    secondPrefix = new Date(second * 1000).toISOString().slice(0, 20);
   }
+  const milli = ms - second * 1000;
+  lastIso = `${secondPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
   return lastIso;
 }
 
