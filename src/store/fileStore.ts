@@ -87,7 +87,7 @@ import {
   resolveThreadFile,
 } from './paths.js';
 import { acquireThreadLock } from './threadLock.js';
-import { Packs, framedRecords, packOf } from './packs.js';
+import { Packs, frame, packOf } from './packs.js';
 import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
 import type {
   AppendOptions,
@@ -378,7 +378,7 @@ export class FileStore implements Store {
         // A thread locked is about to be known beyond this process: what waits is written now.
         if (this.unwritten.has(threadId)) return this.waiting.has(threadId) ? this.materializeAlone(threadId) : undefined;
         const known = this.appendState.get(threadId);
-        if (known === undefined || this.bytesOnDisk(threadId, known) !== known.bytes) this.forget(threadId);
+        if (known === undefined || this.changedOnDisk(threadId, known)) this.forget(threadId);
       });
     } catch (err) {
       // Not held by a caller that never got it.
@@ -388,9 +388,10 @@ export class FileStore implements Store {
     return release;
   }
 
-  /** What `state.bytes` is compared with: the log's size now, or the thread's bytes in its pack now. */
-  private bytesOnDisk(id: string, state: AppendState): number {
-    return state.pack === undefined ? fileSize(this.logFile(id)) : this.packs.sizeOf(state.pack, id, this.openFiles.get(`@${state.pack}`));
+  /** Whether another process wrote the thread since this one last read or wrote it: its log's size, or its bytes in its pack. */
+  private changedOnDisk(id: string, state: AppendState): boolean {
+    if (state.pack === undefined) return fileSize(this.logFile(id)) !== state.bytes;
+    return this.packs.changed(state.pack, id, state.bytes, this.openFiles.get(`@${state.pack}`));
   }
 
   private filesDir(id: string): string {
@@ -554,11 +555,29 @@ export class FileStore implements Store {
       // A folder is a thread's files and variables, or a thread of the first format (read, and so migrated).
       else if (e.isDirectory() && e.name !== 'packs') ids.add(e.name);
     }
+    // A pack is read once for all its threads (a log of a thread's own wins, as in logBytes).
+    const packed: ThreadRecord[] = [];
     for (const pack of await this.packNames()) {
+      let logs;
       try {
-        for (const id of this.packs.threadIds(pack)) ids.add(id);
+        logs = await this.packs.readAll(pack);
       } catch (err) {
         warn(`skipping the threads of ${this.packs.file(pack)}: ${err instanceof Error ? err.message : String(err)}`);
+        continue;
+      }
+      for (const [id, log] of logs) {
+        if (ids.has(id)) continue;
+        try {
+          let record = this.threads.get(id);
+          if (record === undefined) {
+            record = recordOf(log.bytes, this.packs.file(pack), id);
+            if (record === undefined) continue;
+            this.remember(record);
+          }
+          packed.push(record);
+        } catch (err) {
+          warn(`skipping thread ${id}: ${err instanceof Error ? err.message : String(err)}`);
+        }
       }
     }
     const records = await Promise.all(
@@ -574,9 +593,9 @@ export class FileStore implements Store {
         }),
     );
     // Threads created here with nothing written yet are threads too.
-    const listed = new Set(records.map((r) => r?.id));
+    const listed = new Set([...records, ...packed].map((r) => r?.id));
     const pending = [...this.unwritten].filter((id) => !listed.has(id)).map((id) => this.threads.get(id));
-    return [...records, ...pending]
+    return [...records, ...packed, ...pending]
       .filter((r): r is ThreadRecord => r !== undefined)
       .map((r) => jsonCopy(r, 'thread'))
       .sort(compareThreads);
@@ -891,7 +910,7 @@ export class FileStore implements Store {
    */
   private writeLine(threadId: string, state: AppendState, lines: string, creating = false): void {
     const pack = state.pack;
-    const data = Buffer.from(pack === undefined ? lines : framedRecords(threadId, lines), 'utf8');
+    const data = Buffer.from(pack === undefined ? lines : frame(threadId, lines), 'utf8');
     try {
       let fd: number;
       if (pack === undefined) {
@@ -910,7 +929,8 @@ export class FileStore implements Store {
       if (creating) {
         // The thread stays as created (what waits still waits), whether or not its new file goes.
         this.unwritten.add(threadId);
-        // Part of a pack's record is a fragment every reader skips (packs.ts); a log of its own is removed.
+        // Part of a pack's record is a fragment every reader skips, and a whole one is read as a try
+        // the next one replaces (packs.ts); a log of its own is removed.
         if (pack === undefined) {
           try {
             this.closeFile(threadId);

@@ -7,19 +7,24 @@
  * which the threads created after it share until the pack is full ({@link PACK_LIMITS}); the
  * pack's name is the first group of the thread's id, so a reader finds it without an index.
  *
- * Each record is written as `\n<thread id> <record>\n`: the record is a line of the thread's log
- * exactly as in format 2 (its first line the thread record, then messages and operations). The
- * leading newline ends whatever an interrupted write left before it, so a torn fragment is a line
- * of its own (which does not parse, and is skipped) and never glues onto the next record; a
- * record is complete once its own newline is written. Appends from several processes do not mix
- * (each is one write to a file opened for appending). The first record is `- {"version":3}`.
+ * A record is what one write appends: `\n<thread id> <lines>\x1e\n`, where `<lines>` are lines of
+ * the thread's log exactly as in format 2 (its first line the thread record, then messages and
+ * operations), joined by `\x1f`. JSON never has those two bytes raw, so a record is whole exactly
+ * when it ends with `\x1e`: what an interrupted write leaves (a fragment) does not, and is skipped,
+ * all of it; the next record's leading newline keeps it from running into that one. A whole record
+ * still waiting for its newline is whole. Appends from several processes do not mix (each is one
+ * write to a file opened for appending). The first record is `- {"version":3}`.
+ *
+ * A thread's log starts at its last record that starts with a thread record: a write that failed
+ * after it was whole on disk, and was then written again, is not read twice.
  *
  * A reader scans a pack once and then only what was appended since (see {@link PackIndex}): which
  * byte ranges hold each thread's records, and how many bytes each thread has in it, which is how
  * a change by another process is noticed (like a format 2 log's size).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { close, closeSync, fstatSync, fsync, open as openFile, openSync, readSync, writeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
 import { errnoCode } from './internal.js';
@@ -29,15 +34,21 @@ export const PACK_LIMITS = { threads: 1000, bytes: 8 * 1024 * 1024 };
 
 /** The pack's own first record, written with its creation. */
 const PACK_MARKER = '-';
+/** Between the log lines of one record. */
+const LINE_SEPARATOR = '\x1f';
+/** The last byte of a whole record. */
+const RECORD_END = 0x1e;
 
 /** A generated thread id: a UUID whose first group (8 hex digits) names its pack. */
 const PACKED_ID = /^([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** Packs whose index is kept; beyond, the least recently used one is dropped (and scanned again when needed). */
-const INDEXED_PACKS = 64;
+/** Records whose place the indexes keep, all packs together; beyond, the least recently used pack's index is dropped. */
+const INDEXED_RECORDS = 1_000_000;
 
 /** How much of a pack one read takes while scanning it. */
 const SCAN_CHUNK = 1024 * 1024;
+/** Records of one thread closer than this are read with one read, the bytes between included. */
+const READ_GAP = 16 * 1024;
 
 /** The pack a thread id names, when it has the shape of a generated id. */
 export function packOf(threadId: string): string | undefined {
@@ -46,36 +57,39 @@ export function packOf(threadId: string): string | undefined {
 
 /** What a scan found of one thread in a pack. */
 interface PackedThread {
-  /** Start and end (exclusive) of each of its records in the pack, in order, without the id. */
+  /** Start and end (exclusive, before RECORD_END) of each of its records' lines in the pack, in order. */
   ranges: number[];
-  /** The bytes its records take in the pack, framing included (see framedRecords). */
+  /** The bytes its records take in the pack, framing included (see frame). */
   bytes: number;
 }
 
 /** What is known of one pack's contents, up to `scanned`. */
 interface PackIndex {
-  /** Bytes of the pack scanned: always just after a newline. */
+  /** Bytes of the pack scanned: just after a newline, or at the end of a whole record. */
   scanned: number;
   threads: Map<string, PackedThread>;
+  records: number;
 }
 
-/** Each line of `lines` (format 2 log lines, each ending with a newline) framed for a pack. */
-export function framedRecords(threadId: string, lines: string): string {
-  let out = '';
-  let start = 0;
-  for (let end = lines.indexOf('\n'); end >= 0; end = lines.indexOf('\n', start)) {
-    if (end > start) out += `\n${threadId} ${lines.slice(start, end)}\n`;
-    start = end + 1;
-  }
-  if (start < lines.length) out += `\n${threadId} ${lines.slice(start)}\n`;
-  return out;
+/** One record for a pack: format 2 log lines (each ending with a newline), as one write appends them. */
+export function frame(threadId: string, lines: string): string {
+  const joined = lines.endsWith('\n') ? lines.slice(0, -1) : lines;
+  return `\n${threadId} ${joined.replaceAll('\n', LINE_SEPARATOR)}\x1e\n`;
 }
 
 /** The packs of one threads folder: which pack new threads go to, and reading what packs hold. */
 export class Packs {
   readonly dir: string;
   private current: { name: string; threads: number; bytes: number } | undefined;
+  /** Most recently used last. */
   private readonly indexes = new Map<string, PackIndex>();
+  private indexedRecords = 0;
+  /**
+   * Packs this process created and nobody else has appended to since, with their size: while a
+   * pack is that size, no thread of it changed but by this process. (A pack another process
+   * created, or appended to, is scanned for what changed instead.)
+   */
+  private readonly quiet = new Map<string, number>();
   /** Packs whose first record says a newer format: refused, with the same error each time. */
   private readonly refused = new Map<string, AgentportError>();
 
@@ -106,32 +120,61 @@ export class Packs {
    */
   open(pack: string): number {
     const file = this.file(pack);
+    let fd: number;
     try {
-      const fd = openSync(file, 'ax+', 0o600);
-      const marker = Buffer.from(`\n${PACK_MARKER} ${JSON.stringify({ version: this.formatVersion })}\n`);
-      try {
-        this.write(fd, marker);
-      } catch (err) {
-        closeSync(fd);
-        throw err;
-      }
-      return fd;
+      fd = openSync(file, 'ax+', 0o600);
     } catch (err) {
       if (errnoCode(err) === 'EEXIST') return openSync(file, 'a+');
       throw err;
     }
+    this.quiet.set(pack, 0);
+    try {
+      this.append(fd, pack, Buffer.from(frame(PACK_MARKER, JSON.stringify({ version: this.formatVersion }))));
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+    // The new name must survive a power loss like what is written in the pack (off the caller's path).
+    syncDirectory(this.dir);
+    return fd;
   }
 
-  /** Appends records (already framed) to an open pack in one write; notes their size against the pack being filled. */
-  append(fd: number, pack: string, records: Buffer): void {
-    this.write(fd, records);
-    if (this.current?.name === pack) this.current.bytes += records.length;
-  }
-
-  private write(fd: number, data: Buffer): void {
+  /**
+   * Appends one record (see {@link frame}) to an open pack in one write. Notes its size against
+   * the pack being filled, and whether the pack is still as this process left it.
+   */
+  append(fd: number, pack: string, record: Buffer): void {
     // Opened for appending: each write lands at the end of the file, whatever another process appended.
     let written = 0;
-    while (written < data.length) written += writeSync(fd, data, written);
+    try {
+      while (written < record.length) written += writeSync(fd, record, written);
+    } catch (err) {
+      this.quiet.delete(pack);
+      throw err;
+    }
+    if (this.current?.name === pack) this.current.bytes += record.length;
+    const before = this.quiet.get(pack);
+    if (before === undefined) return;
+    // Appends only add: a size of exactly what this process added means nobody else added anything.
+    const size = fstatSync(fd).size;
+    if (size === before + record.length) this.quiet.set(pack, size);
+    else this.quiet.delete(pack);
+  }
+
+  /**
+   * Whether the thread's bytes in its pack differ from `known`, the bytes this process counts for
+   * it: another process wrote it. `open`: the pack's descriptor, when the caller has it open.
+   */
+  changed(pack: string, threadId: string, known: number, open?: number): boolean {
+    const fd = open ?? this.openForReading(pack);
+    if (fd === undefined) return known !== 0;
+    try {
+      const quiet = this.quiet.get(pack);
+      if (quiet !== undefined && fstatSync(fd).size === quiet) return false;
+      return (this.scan(pack, fd).threads.get(threadId)?.bytes ?? 0) !== known;
+    } finally {
+      if (open === undefined) closeSync(fd);
+    }
   }
 
   /**
@@ -145,42 +188,43 @@ export class Packs {
       const entry = this.scan(pack, fd).threads.get(threadId);
       if (entry === undefined) return undefined;
       const { ranges } = entry;
-      const from = ranges[0]!;
-      const span = Buffer.alloc(ranges[ranges.length - 1]! - from);
-      readFully(fd, span, from);
-      const parts: Buffer[] = [];
-      for (let i = 0; i < ranges.length; i += 2) {
-        parts.push(span.subarray(ranges[i]! - from, ranges[i + 1]! - from), NEWLINE);
+      const records: Buffer[] = [];
+      for (let i = 0; i < ranges.length;) {
+        // One read for records close together.
+        let j = i + 2;
+        while (j < ranges.length && ranges[j]! - ranges[j - 1]! <= READ_GAP) j += 2;
+        const from = ranges[i]!;
+        const span = Buffer.alloc(ranges[j - 1]! - from);
+        readFully(fd, span, from);
+        for (; i < j; i += 2) records.push(span.subarray(ranges[i]! - from, ranges[i + 1]! - from));
       }
-      return { bytes: Buffer.concat(parts), size: entry.bytes };
+      return { bytes: logOf(records), size: entry.bytes };
     } finally {
       if (open === undefined) closeSync(fd);
     }
   }
 
-  /**
-   * The bytes a thread's records take in its pack now (0 when there is no such pack or thread).
-   * `open`: the pack's descriptor, when the caller has it open (it stays open).
-   */
-  sizeOf(pack: string, threadId: string, open?: number): number {
-    const fd = open ?? this.openForReading(pack);
-    if (fd === undefined) return 0;
+  /** Every thread a pack holds, as {@link read} gives each, from one read of the whole pack. */
+  async readAll(pack: string): Promise<Map<string, { bytes: Buffer; size: number }>> {
+    const refused = this.refused.get(pack);
+    if (refused) throw refused;
+    let data: Buffer;
     try {
-      return this.scan(pack, fd).threads.get(threadId)?.bytes ?? 0;
-    } finally {
-      if (open === undefined) closeSync(fd);
+      data = await readFile(this.file(pack));
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return new Map();
+      throw err;
     }
-  }
-
-  /** The ids of the threads a pack holds records of. */
-  threadIds(pack: string): string[] {
-    const fd = this.openForReading(pack);
-    if (fd === undefined) return [];
-    try {
-      return [...this.scan(pack, fd).threads.keys()].filter((id) => packOf(id) === pack);
-    } finally {
-      closeSync(fd);
+    const found: PackIndex = { scanned: 0, threads: new Map(), records: 0 };
+    this.take(pack, found, data, data.length);
+    const out = new Map<string, { bytes: Buffer; size: number }>();
+    for (const [id, entry] of found.threads) {
+      if (packOf(id) !== pack) continue;
+      const records: Buffer[] = [];
+      for (let i = 0; i < entry.ranges.length; i += 2) records.push(data.subarray(entry.ranges[i], entry.ranges[i + 1]));
+      out.set(id, { bytes: logOf(records), size: entry.bytes });
     }
+    return out;
   }
 
   private openForReading(pack: string): number | undefined {
@@ -192,59 +236,72 @@ export class Packs {
     }
   }
 
-  /** Brings a pack's index up to its last complete record. */
+  /** Brings a pack's index up to its last whole record. */
   private scan(pack: string, fd: number): PackIndex {
     const refused = this.refused.get(pack);
     if (refused) throw refused;
     let index = this.indexes.get(pack);
-    // Most recently used last.
     this.indexes.delete(pack);
-    if (index === undefined) {
-      index = { scanned: 0, threads: new Map() };
-      for (const [other] of this.indexes) {
-        if (this.indexes.size < INDEXED_PACKS) break;
-        this.indexes.delete(other);
-      }
-    }
+    index ??= { scanned: 0, threads: new Map(), records: 0 };
     this.indexes.set(pack, index);
     const size = fstatSync(fd).size;
+    const before = index.records;
     while (index.scanned < size) {
-      const chunk = Buffer.alloc(Math.min(SCAN_CHUNK, size - index.scanned));
+      let chunk = Buffer.alloc(Math.min(SCAN_CHUNK, size - index.scanned));
       readFully(fd, chunk, index.scanned);
-      let end = chunk.lastIndexOf(0x0a) + 1;
-      if (end === 0) {
-        // A record longer than a chunk: read up to its end (or stop at a fragment still being written).
+      if (chunk.lastIndexOf(0x0a) < 0 && index.scanned + chunk.length < size) {
+        // A record longer than a chunk: read up to its end (or what there is of it).
         const next = findNewline(fd, index.scanned + chunk.length, size);
-        if (next < 0) break;
-        const whole = Buffer.alloc(next + 1 - index.scanned);
-        readFully(fd, whole, index.scanned);
-        end = whole.length;
-        this.take(pack, index, whole, end);
-      } else this.take(pack, index, chunk, end);
-      index.scanned += end;
+        chunk = Buffer.alloc((next < 0 ? size : next + 1) - index.scanned);
+        readFully(fd, chunk, index.scanned);
+      }
+      const taken = this.take(pack, index, chunk, chunk.length);
+      if (taken === 0) break;
+      index.scanned += taken;
+    }
+    this.indexedRecords += index.records - before;
+    // The index just used stays, whatever its size.
+    for (const [other, dropped] of this.indexes) {
+      if (this.indexedRecords <= INDEXED_RECORDS || other === pack) break;
+      this.indexes.delete(other);
+      this.indexedRecords -= dropped.records;
     }
     return index;
   }
 
-  /** Indexes the records in `chunk` (read at index.scanned) up to `end`, just after a newline. */
-  private take(pack: string, index: PackIndex, chunk: Buffer, end: number): void {
-    for (let start = 0; start < end;) {
-      const lineEnd = chunk.indexOf(0x0a, start);
-      if (lineEnd > start) {
-        const space = chunk.indexOf(0x20, start);
-        if (space > start && space < lineEnd) {
-          const id = chunk.toString('latin1', start, space);
-          if (id === PACK_MARKER) this.checkMarker(pack, chunk.toString('utf8', space + 1, lineEnd));
-          else {
-            let entry = index.threads.get(id);
-            if (entry === undefined) index.threads.set(id, (entry = { ranges: [], bytes: 0 }));
-            entry.ranges.push(index.scanned + space + 1, index.scanned + lineEnd);
-            entry.bytes += lineEnd - start + 2;
-          }
-        }
+  /**
+   * Indexes the whole records of `chunk` (read at index.scanned, `size` bytes of it); returns how
+   * far it got: past the last newline, or past a whole record the chunk ends with.
+   */
+  private take(pack: string, index: PackIndex, chunk: Buffer, size: number): number {
+    let start = 0;
+    for (;;) {
+      let lineEnd = chunk.indexOf(0x0a, start);
+      if (lineEnd < 0 || lineEnd >= size) {
+        // The last bytes: a whole record waiting for its newline counts; anything else waits.
+        if (start < size && chunk[size - 1] === RECORD_END) lineEnd = size;
+        else return start;
       }
+      if (lineEnd > start && chunk[lineEnd - 1] === RECORD_END) this.record(pack, index, chunk, start, lineEnd);
+      if (lineEnd === size) return size;
       start = lineEnd + 1;
     }
+  }
+
+  /** Indexes one whole record: `chunk[start..end)`, RECORD_END last. */
+  private record(pack: string, index: PackIndex, chunk: Buffer, start: number, end: number): void {
+    const space = chunk.indexOf(0x20, start);
+    if (space <= start || space >= end) return;
+    const id = chunk.toString('latin1', start, space);
+    if (id === PACK_MARKER) return this.checkMarker(pack, chunk.toString('utf8', space + 1, end - 1));
+    let entry = index.threads.get(id);
+    if (entry === undefined) index.threads.set(id, (entry = { ranges: [], bytes: 0 }));
+    // A record that starts with the thread record starts its log (see the module's comment).
+    if (chunk.toString('latin1', space + 1, Math.min(space + 12, end)) === '{"version":') entry.ranges.length = 0;
+    entry.ranges.push(index.scanned + space + 1, index.scanned + end - 1);
+    // Its leading and trailing newlines count, as in what was written (frame).
+    entry.bytes += end - start + 2;
+    index.records += 1;
   }
 
   private checkMarker(pack: string, json: string): void {
@@ -252,7 +309,7 @@ export class Packs {
     try {
       version = (JSON.parse(json) as { version?: unknown }).version;
     } catch {
-      return; // a torn first record: the pack's creation was interrupted after it began
+      return;
     }
     if (typeof version === 'number' && version > this.formatVersion) {
       const error = new AgentportError(
@@ -263,6 +320,18 @@ export class Packs {
       throw error;
     }
   }
+}
+
+/** A format 2 log from a thread's records (their lines joined by LINE_SEPARATOR). */
+function logOf(records: Buffer[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const record of records) {
+    // Only the separator's byte is changed: a copy, not to touch the pack's bytes read elsewhere.
+    const lines = Buffer.from(record);
+    for (let at = lines.indexOf(0x1f); at >= 0; at = lines.indexOf(0x1f, at + 1)) lines[at] = 0x0a;
+    parts.push(lines, NEWLINE);
+  }
+  return Buffer.concat(parts);
 }
 
 const NEWLINE = Buffer.from('\n');
@@ -285,4 +354,12 @@ function findNewline(fd: number, from: number, size: number): number {
     if (i >= 0) return at + i;
   }
   return -1;
+}
+
+/** fsyncs a folder (its entries), in the thread pool; a failure changes nothing but durability. */
+function syncDirectory(dir: string): void {
+  openFile(dir, 'r', (error, fd) => {
+    if (error) return;
+    fsync(fd, () => close(fd, () => {}));
+  });
 }
