@@ -434,6 +434,20 @@ export class FileStore implements Store {
     return record;
   }
 
+  /** The cached record of a thread known to have no log of its own, else read from its pack. */
+  private async loadPacked(id: string, pack: string): Promise<ThreadRecord | undefined> {
+    const cached = this.threads.get(id);
+    if (cached !== undefined) return cached;
+    const log = this.packs.read(pack, id, this.openFiles.get(`@${pack}`));
+    const record = log === undefined ? undefined : recordOf(log.bytes, this.packs.file(pack), id);
+    if (record === undefined) return undefined;
+    // A write that finished while we were reading is newer: keep it.
+    const raced = this.threads.get(id);
+    if (raced !== undefined) return raced;
+    this.remember(record);
+    return record;
+  }
+
   /** Caches a record; beyond the cache's size the oldest written ones are dropped (they are on disk). */
   private remember(record: ThreadRecord): void {
     this.threads.delete(record.id);
@@ -555,26 +569,21 @@ export class FileStore implements Store {
       // A folder is a thread's files and variables, or a thread of the first format (read, and so migrated).
       else if (e.isDirectory() && e.name !== 'packs') ids.add(e.name);
     }
-    // A pack is read once for all its threads (a log of a thread's own wins, as in logBytes).
+    // Threads of packs: their ids from the packs' indexes, each read by its records unless cached (a log of its own wins).
     const packed: ThreadRecord[] = [];
     for (const pack of await this.packNames()) {
-      let logs;
+      let packIds: string[];
       try {
-        logs = await this.packs.readAll(pack);
+        packIds = this.packs.threadIds(pack, this.openFiles.get(`@${pack}`));
       } catch (err) {
         warn(`skipping the threads of ${this.packs.file(pack)}: ${err instanceof Error ? err.message : String(err)}`);
         continue;
       }
-      for (const [id, log] of logs) {
+      for (const id of packIds) {
         if (ids.has(id)) continue;
         try {
-          let record = this.threads.get(id);
-          if (record === undefined) {
-            record = recordOf(log.bytes, this.packs.file(pack), id);
-            if (record === undefined) continue;
-            this.remember(record);
-          }
-          packed.push(record);
+          const record = await this.loadPacked(id, pack);
+          if (record !== undefined) packed.push(record);
         } catch (err) {
           warn(`skipping thread ${id}: ${err instanceof Error ? err.message : String(err)}`);
         }
@@ -926,6 +935,12 @@ export class FileStore implements Store {
       this.dirty.add(fd);
       this.scheduleFlush();
     } catch (err) {
+      if (creating && pack !== undefined && this.wholeDespiteFailure(pack, threadId)) {
+        // Whole on disk, but for its newline: written. (Tried again, it would start the thread's log over.)
+        this.waiting.delete(threadId);
+        this.forget(threadId);
+        return;
+      }
       if (creating) {
         // The thread stays as created (what waits still waits), whether or not its new file goes.
         this.unwritten.add(threadId);
@@ -949,6 +964,15 @@ export class FileStore implements Store {
     if (state.replay) {
       state.cached += data.length;
       this.cachedBytes += data.length;
+    }
+  }
+
+  /** Whether a thread's first record, whose write failed, is whole in its pack all the same (see packs.ts). */
+  private wholeDespiteFailure(pack: string, threadId: string): boolean {
+    try {
+      return this.packs.holds(pack, threadId, this.openFiles.get(`@${pack}`));
+    } catch {
+      return false;
     }
   }
 

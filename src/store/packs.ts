@@ -15,8 +15,10 @@
  * still waiting for its newline is whole. Appends from several processes do not mix (each is one
  * write to a file opened for appending). The first record is `- {"version":3}`.
  *
- * A thread's log starts at its last record that starts with a thread record: a write that failed
- * after it was whole on disk, and was then written again, is not read twice.
+ * A write is one system call: a short one is not continued (the rest could land after another
+ * process's record) but fails. One that failed with only its newline missing is whole, and the
+ * store counts it written (FileStore.wholeDespiteFailure). Should a thread's first record be written
+ * twice all the same, its log starts at the last record that starts with a thread record.
  *
  * A reader scans a pack once and then only what was appended since (see {@link PackIndex}): which
  * byte ranges hold each thread's records, and how many bytes each thread has in it, which is how
@@ -24,7 +26,6 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { close, closeSync, fstatSync, fsync, open as openFile, openSync, readSync, writeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
 import { errnoCode } from './internal.js';
@@ -144,10 +145,21 @@ export class Packs {
    * the pack being filled, and whether the pack is still as this process left it.
    */
   append(fd: number, pack: string, record: Buffer): void {
-    // Opened for appending: each write lands at the end of the file, whatever another process appended.
-    let written = 0;
+    // Opened for appending: the write lands at the end of the file, whatever another process appended.
+    // One write only: the rest of a short one could land after another process's record, cut from its start.
     try {
-      while (written < record.length) written += writeSync(fd, record, written);
+      const written = writeSync(fd, record);
+      if (written < record.length) {
+        // What a full disk or a file size limit does first; the write after it would fail outright.
+        throw Object.assign(
+          new Error(
+            `only ${written} of ${record.length} bytes could be appended to ${this.file(pack)} (is the disk full, or a file size limit reached?)`,
+          ),
+          {
+            code: 'EIO',
+          },
+        );
+      }
     } catch (err) {
       this.quiet.delete(pack);
       throw err;
@@ -172,6 +184,17 @@ export class Packs {
       const quiet = this.quiet.get(pack);
       if (quiet !== undefined && fstatSync(fd).size === quiet) return false;
       return (this.scan(pack, fd).threads.get(threadId)?.bytes ?? 0) !== known;
+    } finally {
+      if (open === undefined) closeSync(fd);
+    }
+  }
+
+  /** Whether a pack holds a whole record of the thread (after a write reported failed: it may have been whole). */
+  holds(pack: string, threadId: string, open?: number): boolean {
+    const fd = open ?? this.openForReading(pack);
+    if (fd === undefined) return false;
+    try {
+      return this.scan(pack, fd).threads.has(threadId);
     } finally {
       if (open === undefined) closeSync(fd);
     }
@@ -204,27 +227,15 @@ export class Packs {
     }
   }
 
-  /** Every thread a pack holds, as {@link read} gives each, from one read of the whole pack. */
-  async readAll(pack: string): Promise<Map<string, { bytes: Buffer; size: number }>> {
-    const refused = this.refused.get(pack);
-    if (refused) throw refused;
-    let data: Buffer;
+  /** The ids of the threads a pack holds whole records of (what was appended since the last look is scanned). */
+  threadIds(pack: string, open?: number): string[] {
+    const fd = open ?? this.openForReading(pack);
+    if (fd === undefined) return [];
     try {
-      data = await readFile(this.file(pack));
-    } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return new Map();
-      throw err;
+      return [...this.scan(pack, fd).threads.keys()].filter((id) => packOf(id) === pack);
+    } finally {
+      if (open === undefined) closeSync(fd);
     }
-    const found: PackIndex = { scanned: 0, threads: new Map(), records: 0 };
-    this.take(pack, found, data, data.length);
-    const out = new Map<string, { bytes: Buffer; size: number }>();
-    for (const [id, entry] of found.threads) {
-      if (packOf(id) !== pack) continue;
-      const records: Buffer[] = [];
-      for (let i = 0; i < entry.ranges.length; i += 2) records.push(data.subarray(entry.ranges[i], entry.ranges[i + 1]));
-      out.set(id, { bytes: logOf(records), size: entry.bytes });
-    }
-    return out;
   }
 
   private openForReading(pack: string): number | undefined {

@@ -892,8 +892,10 @@ describe('FileStore when a thread cannot be written', () => {
         if (armed && Buffer.isBuffer(buf) && buf.includes('failing')) {
           armed = false;
           const text = buf.toString('latin1');
-          const cut = cutAt === 'header' ? 40 : cutAt === 'lines' ? text.indexOf('\x1f', text.indexOf('\x1f') + 1) + 5 : buf.length - 1;
-          realWrite.call(fs, fd, buf, off, cut - off);
+          const cut = cutAt === 'header' || cutAt === 'short' ? 40 : cutAt === 'lines' ? text.indexOf('\x1f', text.indexOf('\x1f') + 1) + 5 : buf.length - 1;
+          const written = realWrite.call(fs, fd, buf, off, cut - off);
+          // A short write: what a full disk does first (the next write would fail outright).
+          if (cutAt === 'short') return written;
           throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
         }
         return realWrite.call(fs, fd, buf, off, ...rest);
@@ -937,13 +939,17 @@ describe('FileStore when a thread cannot be written', () => {
         listed: [true],
       });
     }
-    // Whole but for its newline: written, like a log's last line that lost only its newline; no seq is given twice.
+    // A short write is not continued (the rest could land after another process's record): the append fails.
+    expect(run('short', 'first write')).toMatchObject({ failed: 'EIO', read: ['1:opening', '2:after'], status: 'failed' });
+    expect(run('short', 'later')).toMatchObject({ failed: 'EIO', read: ['1:opening', '2:first', '3:after'] });
+    // Whole but for its newline: written (every reader counts it), like a log's last line that lost only its
+    // newline; the first write is not tried again, which would start the thread's log over; no seq is given twice.
     expect(run('end', 'first write')).toEqual({
-      failed: 'ENOSPC',
-      here: ['1:opening', '2:after'],
-      locked: ['1:opening', '2:after'],
+      failed: '',
+      here: ['1:opening', '2:failing', '3:after'],
+      locked: ['1:opening', '2:failing', '3:after'],
       status: 'failed',
-      read: ['1:opening', '2:after'],
+      read: ['1:opening', '2:failing', '3:after'],
       listed: [true],
     });
     expect(run('end', 'later')).toMatchObject({ failed: 'ENOSPC', read: ['1:opening', '2:first', '3:failing', '4:after'] });
@@ -968,7 +974,8 @@ describe('FileStore when a thread cannot be written', () => {
         encoding: 'utf8',
       });
       expect(run.stderr).toBe('');
-      expect(JSON.parse(run.stdout)).toEqual(['EFBIG', 'EFBIG']);
+      // The first write stops short at the limit (EIO: it is not continued), the second is refused outright.
+      expect(JSON.parse(run.stdout)).toEqual(['EIO', 'EFBIG']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
