@@ -117,6 +117,8 @@ const FSYNC_WITHIN_MS = 10;
 const MAX_OPEN_FILES = 64;
 /** Parsed messages kept in memory, all threads together (approximate bytes of their lines). */
 const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
+/** The folder of the packs under the threads folder (packs.ts): no thread may have that id. */
+const PACKS_FOLDER = 'packs';
 /** Thread records kept in memory beyond the ones not yet written. */
 const THREAD_CACHE_SIZE = 10_000;
 
@@ -354,7 +356,7 @@ export class FileStore implements Store {
   constructor(options: FileStoreOptions = {}) {
     this.dir = path.resolve(options.dir ?? DEFAULT_STORE_DIR);
     this.threadsDir = path.join(this.dir, 'threads');
-    this.packs = new Packs(this.threadsDir, FILE_STORE_FORMAT_VERSION);
+    this.packs = new Packs(path.join(this.threadsDir, PACKS_FOLDER), FILE_STORE_FORMAT_VERSION);
     if (options.secretKey !== undefined && (!Buffer.isBuffer(options.secretKey) || options.secretKey.length !== SECRET_KEY_BYTES)) {
       throw new AgentportError('SECRET_KEY_INVALID', `FileStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
     }
@@ -514,6 +516,10 @@ export class FileStore implements Store {
   async createThread(init: { prompt: string; parentId?: string; id?: string; meta?: Record<string, unknown> }): Promise<ThreadRecord> {
     // A generated id names the pack the thread's log goes to; a given one gets a log of its own.
     const generated = init.id === undefined && isPlainObject(init);
+    if (init.id === PACKS_FOLDER) {
+      // Its folder (files, variables) would be the packs' folder.
+      throw new AgentportError('INVALID_THREAD_ID', `Invalid thread id "${PACKS_FOLDER}": the file store keeps its packs under that name`);
+    }
     const record = buildThread(generated ? { ...init, id: this.packs.newThreadId() } : init);
     return this.queue.run(record.id, async () => {
       // A given id may name a thread on disk already; a generated one is new. Nothing is written yet.
@@ -567,7 +573,7 @@ export class FileStore implements Store {
     for (const e of entries) {
       if (e.isFile() && e.name.endsWith('.jsonl')) ids.add(e.name.slice(0, -'.jsonl'.length));
       // A folder is a thread's files and variables, or a thread of the first format (read, and so migrated).
-      else if (e.isDirectory() && e.name !== 'packs') ids.add(e.name);
+      else if (e.isDirectory() && e.name !== PACKS_FOLDER) ids.add(e.name);
     }
     // Threads of packs: their ids from the packs' indexes, each read by its records unless cached (a log of its own wins).
     const packed: ThreadRecord[] = [];

@@ -94,11 +94,12 @@ export class Packs {
   /** Packs whose first record says a newer format: refused, with the same error each time. */
   private readonly refused = new Map<string, AgentportError>();
 
+  /** @param dir the packs' folder (`threads/packs`) */
   constructor(
-    threadsDir: string,
+    dir: string,
     private readonly formatVersion: number,
   ) {
-    this.dir = path.join(threadsDir, 'packs');
+    this.dir = dir;
   }
 
   file(pack: string): string {

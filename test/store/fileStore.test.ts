@@ -184,6 +184,8 @@ describe('FileStore on disk', () => {
     await other.appendMessage(taken.id, { role: 'user', content: 'first' });
     await expectStoreError(store.appendMessage(clash.id, { role: 'user', content: 'second' }), 'THREAD_EXISTS');
     expect((await new FileStore({ dir }).listMessages('taken')).map((m) => m.content)).toEqual(['first']);
+    // The packs' folder is no thread's.
+    await expectStoreError(store.createThread({ id: 'packs', prompt: 'p' }), 'INVALID_THREAD_ID', 'packs');
     // A thread created but never written leaves nothing.
     await store.createThread({ prompt: 'never written' });
     await Promise.all([store.close(), other.close()]);
