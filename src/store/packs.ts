@@ -30,8 +30,13 @@ import path from 'node:path';
 import { AgentportError } from '../errors.js';
 import { errnoCode } from './internal.js';
 
-/** When the pack new threads go to is full: a new one is started. @internal (tests lower them) */
-export const PACK_LIMITS = { threads: 1000, bytes: 8 * 1024 * 1024 };
+/**
+ * When the pack new threads go to is full (`threads`, `bytes`): a new one is started. `indexedRecords`:
+ * records whose place the indexes keep, all packs together; beyond, the least recently used pack's
+ * index keeps only each thread's byte count (enough to tell a change) and is scanned again from its
+ * start when one of its threads is read. @internal (tests lower them)
+ */
+export const PACK_LIMITS = { threads: 1000, bytes: 8 * 1024 * 1024, indexedRecords: 1_000_000 };
 
 /** The pack's own first record, written with its creation. */
 const PACK_MARKER = '-';
@@ -43,8 +48,8 @@ const RECORD_END = 0x1e;
 /** A generated thread id: a UUID whose first group (8 hex digits) names its pack. */
 const PACKED_ID = /^([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** Records whose place the indexes keep, all packs together; beyond, the least recently used pack's index is dropped. */
-const INDEXED_RECORDS = 1_000_000;
+/** Packs with an index (whole or counts only); beyond, the least recently used one's is dropped. */
+const INDEXED_PACKS = 10_000;
 
 /** How much of a pack one read takes while scanning it. */
 const SCAN_CHUNK = 1024 * 1024;
@@ -69,7 +74,10 @@ interface PackIndex {
   /** Bytes of the pack scanned: just after a newline, or at the end of a whole record. */
   scanned: number;
   threads: Map<string, PackedThread>;
+  /** Records whose ranges are kept. */
   records: number;
+  /** The ranges were dropped (see PACK_LIMITS.indexedRecords): only the byte counts are whole. */
+  countsOnly?: boolean;
 }
 
 /** One record for a pack: format 2 log lines (each ending with a newline), as one write appends them. */
@@ -209,7 +217,14 @@ export class Packs {
     const fd = open ?? this.openForReading(pack);
     if (fd === undefined) return undefined;
     try {
-      const entry = this.scan(pack, fd).threads.get(threadId);
+      let index = this.scan(pack, fd);
+      if (index.countsOnly) {
+        // Its ranges were dropped to stay within the budget: found again by a scan from the start.
+        this.indexedRecords -= index.records;
+        this.indexes.delete(pack);
+        index = this.scan(pack, fd);
+      }
+      const entry = index.threads.get(threadId);
       if (entry === undefined) return undefined;
       const { ranges } = entry;
       const records: Buffer[] = [];
@@ -272,11 +287,16 @@ export class Packs {
       index.scanned += taken;
     }
     this.indexedRecords += index.records - before;
-    // The index just used stays, whatever its size.
-    for (const [other, dropped] of this.indexes) {
-      if (this.indexedRecords <= INDEXED_RECORDS || other === pack) break;
-      this.indexes.delete(other);
-      this.indexedRecords -= dropped.records;
+    // Least recently used first; the index just used stays whole, whatever its size.
+    for (const [other, older] of this.indexes) {
+      if (this.indexedRecords <= PACK_LIMITS.indexedRecords && this.indexes.size <= INDEXED_PACKS) break;
+      if (other === pack) continue;
+      if (this.indexes.size > INDEXED_PACKS) this.indexes.delete(other);
+      else if (older.countsOnly) continue;
+      for (const entry of older.threads.values()) entry.ranges = [];
+      older.countsOnly = true;
+      this.indexedRecords -= older.records;
+      older.records = 0;
     }
     return index;
   }

@@ -284,6 +284,46 @@ describe('FileStore on disk', () => {
     expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.seq)).toEqual([1, 2, 3]);
   });
 
+  it("keeps only packs' byte counts beyond the index budget: another process's change is still seen, and a read scans again", async () => {
+    const saved = { ...PACK_LIMITS };
+    Object.assign(PACK_LIMITS, { threads: 1, indexedRecords: 2 });
+    try {
+      const writer = new FileStore({ dir });
+      const threads = [];
+      for (let i = 0; i < 3; i++) {
+        const t = await writer.createThread({ prompt: 'p' });
+        await writer.appendMessage(t.id, { role: 'user', content: `${i}a` });
+        await writer.appendMessage(t.id, { role: 'user', content: `${i}b` });
+        threads.push(t);
+      }
+      const reader = new FileStore({ dir });
+      for (const t of threads) {
+        await (
+          await reader.lockThread(t.id, 1000)
+        )();
+        expect((await reader.listMessages(t.id)).map((m) => m.content)).toHaveLength(2);
+      }
+      const indexes = (reader as unknown as { packs: { indexes: Map<string, { countsOnly?: boolean }> } }).packs.indexes;
+      expect([...indexes.values()].filter((index) => index.countsOnly)).toHaveLength(2);
+      // The first thread's pack holds counts only: a write of the writer's still shows at the reader's lock.
+      const [first, second] = threads as [(typeof threads)[0], (typeof threads)[0]];
+      const releaseWriter = await writer.lockThread(first.id, 1000);
+      await writer.appendMessage(first.id, { role: 'assistant', content: '0c' });
+      await releaseWriter();
+      const release = await reader.lockThread(first.id, 1000);
+      expect((await reader.listMessages(first.id)).map((m) => m.content)).toEqual(['0a', '0b', '0c']);
+      expect((await reader.appendMessage(first.id, { role: 'user', content: '0d' })).seq).toBe(4);
+      await release();
+      // A thread of a pack whose ranges were dropped is read whole.
+      (reader as unknown as { forget(id: string): void }).forget(second.id);
+      expect((await reader.listMessages(second.id)).map((m) => m.content)).toEqual(['1a', '1b']);
+      await Promise.all([writer.close(), reader.close()]);
+      expect((await new FileStore({ dir }).listMessages(first.id)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+    } finally {
+      Object.assign(PACK_LIMITS, saved);
+    }
+  });
+
   it('refuses a pack written by a newer format version, naming it, and lists the other threads', async () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });
