@@ -393,7 +393,7 @@ export class FileStore implements Store {
   /** Whether another process wrote the thread since this one last read or wrote it: its log's size, or its bytes in its pack. */
   private changedOnDisk(id: string, state: AppendState): boolean {
     if (state.pack === undefined) return fileSize(this.logFile(id)) !== state.bytes;
-    return this.packs.changed(state.pack, id, state.bytes, this.openFiles.get(`@${state.pack}`));
+    return this.packs.changed(state.pack, id, state.bytes, this.openPack(state.pack));
   }
 
   private filesDir(id: string): string {
@@ -422,26 +422,13 @@ export class FileStore implements Store {
    * The cached record (not a copy), reading the thread's log the first time: its first line and
    * `thread` lines only. Messages are read where a write or read of them needs them, inside the
    * thread's queue, so a read started here can never stand for the file after a later append.
+   * `pack`: the thread is known to have no log of its own, and is read from that pack.
    */
-  private async loadThread(id: string): Promise<ThreadRecord | undefined> {
+  private async loadThread(id: string, pack?: string): Promise<ThreadRecord | undefined> {
     const cached = this.threads.get(id);
     if (cached !== undefined) return cached;
-    const log = await this.logBytes(id);
+    const log = await this.logBytes(id, pack);
     const record = log === undefined ? undefined : recordOf(log.bytes, log.file, id);
-    if (record === undefined) return undefined;
-    // A write that finished while we were reading is newer: keep it.
-    const raced = this.threads.get(id);
-    if (raced !== undefined) return raced;
-    this.remember(record);
-    return record;
-  }
-
-  /** The cached record of a thread known to have no log of its own, else read from its pack. */
-  private async loadPacked(id: string, pack: string): Promise<ThreadRecord | undefined> {
-    const cached = this.threads.get(id);
-    if (cached !== undefined) return cached;
-    const log = this.packs.read(pack, id, this.openFiles.get(`@${pack}`));
-    const record = log === undefined ? undefined : recordOf(log.bytes, this.packs.file(pack), id);
     if (record === undefined) return undefined;
     // A write that finished while we were reading is newer: keep it.
     const raced = this.threads.get(id);
@@ -580,7 +567,7 @@ export class FileStore implements Store {
     for (const pack of await this.packNames()) {
       let packIds: string[];
       try {
-        packIds = this.packs.threadIds(pack, this.openFiles.get(`@${pack}`));
+        packIds = this.packs.threadIds(pack, this.openPack(pack));
       } catch (err) {
         warn(`skipping the threads of ${this.packs.file(pack)}: ${err instanceof Error ? err.message : String(err)}`);
         continue;
@@ -588,7 +575,7 @@ export class FileStore implements Store {
       for (const id of packIds) {
         if (ids.has(id)) continue;
         try {
-          const record = await this.loadPacked(id, pack);
+          const record = await this.loadThread(id, pack);
           if (record !== undefined) packed.push(record);
         } catch (err) {
           warn(`skipping thread ${id}: ${err instanceof Error ? err.message : String(err)}`);
@@ -684,10 +671,10 @@ export class FileStore implements Store {
 
   /**
    * The log's bytes: its own file (a thread of the first format migrated to one first), else what
-   * its pack holds of it; `undefined` when there is neither.
+   * its pack holds of it; `undefined` when there is neither. A thread `known` to be in a pack is
+   * read from it at once.
    */
-  private async logBytes(id: string): Promise<LogBytes | undefined> {
-    const known = this.appendState.get(id)?.pack;
+  private async logBytes(id: string, known = this.appendState.get(id)?.pack): Promise<LogBytes | undefined> {
     if (known === undefined) {
       const file = this.logFile(id);
       let own = await readOwnLog(file);
@@ -699,7 +686,7 @@ export class FileStore implements Store {
       if (own !== undefined) return { bytes: own, size: own.length, file };
     }
     const pack = known ?? packOf(id);
-    const packed = pack === undefined ? undefined : this.packs.read(pack, id, this.openFiles.get(`@${pack}`));
+    const packed = pack === undefined ? undefined : this.packs.read(pack, id, this.openPack(pack));
     return packed && { ...packed, file: this.packs.file(pack!), pack: pack! };
   }
 
@@ -837,9 +824,14 @@ export class FileStore implements Store {
     return fd;
   }
 
+  /** A pack's descriptor when it is open here (for reading too), else undefined; see packFile. */
+  private openPack(pack: string): number | undefined {
+    return this.openFiles.get(packKey(pack));
+  }
+
   /** A pack's descriptor, kept among the open logs under a key no thread id can be. */
   private packFile(pack: string): number {
-    const key = `@${pack}`;
+    const key = packKey(pack);
     let fd = this.openFile(key);
     if (fd !== undefined) return fd;
     try {
@@ -976,7 +968,7 @@ export class FileStore implements Store {
   /** Whether a thread's first record, whose write failed, is whole in its pack all the same (see packs.ts). */
   private wholeDespiteFailure(pack: string, threadId: string): boolean {
     try {
-      return this.packs.holds(pack, threadId, this.openFiles.get(`@${pack}`));
+      return this.packs.holds(pack, threadId, this.openPack(pack));
     } catch {
       return false;
     }
@@ -1279,6 +1271,11 @@ export class FileStore implements Store {
     // What eviction synced before closing, still under way.
     await Promise.all([...this.syncs]);
   }
+}
+
+/** The key of a pack's descriptor among the open logs: `@` starts no thread id. */
+function packKey(pack: string): string {
+  return `@${pack}`;
 }
 
 /** A log file's bytes; `undefined` when there is no such file. */

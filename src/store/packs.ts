@@ -88,7 +88,6 @@ export function frame(threadId: string, lines: string): string {
 
 /** The packs of one threads folder: which pack new threads go to, and reading what packs hold. */
 export class Packs {
-  readonly dir: string;
   private current: { name: string; threads: number; bytes: number } | undefined;
   /** Most recently used last. */
   private readonly indexes = new Map<string, PackIndex>();
@@ -104,11 +103,9 @@ export class Packs {
 
   /** @param dir the packs' folder (`threads/packs`) */
   constructor(
-    dir: string,
+    readonly dir: string,
     private readonly formatVersion: number,
-  ) {
-    this.dir = dir;
-  }
+  ) {}
 
   file(pack: string): string {
     return path.join(this.dir, `${pack}.jsonl`);
@@ -187,26 +184,16 @@ export class Packs {
    * it: another process wrote it. `open`: the pack's descriptor, when the caller has it open.
    */
   changed(pack: string, threadId: string, known: number, open?: number): boolean {
-    const fd = open ?? this.openForReading(pack);
-    if (fd === undefined) return known !== 0;
-    try {
+    return this.withPack(pack, open, known !== 0, (fd) => {
       const quiet = this.quiet.get(pack);
       if (quiet !== undefined && fstatSync(fd).size === quiet) return false;
       return (this.scan(pack, fd).threads.get(threadId)?.bytes ?? 0) !== known;
-    } finally {
-      if (open === undefined) closeSync(fd);
-    }
+    });
   }
 
   /** Whether a pack holds a whole record of the thread (after a write reported failed: it may have been whole). */
   holds(pack: string, threadId: string, open?: number): boolean {
-    const fd = open ?? this.openForReading(pack);
-    if (fd === undefined) return false;
-    try {
-      return this.scan(pack, fd).threads.has(threadId);
-    } finally {
-      if (open === undefined) closeSync(fd);
-    }
+    return this.withPack(pack, open, false, (fd) => this.scan(pack, fd).threads.has(threadId));
   }
 
   /**
@@ -214,9 +201,7 @@ export class Packs {
    * and the bytes its records take in the pack; `undefined` when the pack holds none.
    */
   read(pack: string, threadId: string, open?: number): { bytes: Buffer; size: number } | undefined {
-    const fd = open ?? this.openForReading(pack);
-    if (fd === undefined) return undefined;
-    try {
+    return this.withPack(pack, open, undefined, (fd) => {
       let index = this.scan(pack, fd);
       if (index.countsOnly) {
         // Its ranges were dropped to stay within the budget: found again by a scan from the start.
@@ -238,28 +223,32 @@ export class Packs {
         for (; i < j; i += 2) records.push(span.subarray(ranges[i]! - from, ranges[i + 1]! - from));
       }
       return { bytes: logOf(records), size: entry.bytes };
-    } finally {
-      if (open === undefined) closeSync(fd);
-    }
+    });
   }
 
   /** The ids of the threads a pack holds whole records of (what was appended since the last look is scanned). */
   threadIds(pack: string, open?: number): string[] {
-    const fd = open ?? this.openForReading(pack);
-    if (fd === undefined) return [];
-    try {
-      return [...this.scan(pack, fd).threads.keys()].filter((id) => packOf(id) === pack);
-    } finally {
-      if (open === undefined) closeSync(fd);
-    }
+    return this.withPack(pack, open, [], (fd) => [...this.scan(pack, fd).threads.keys()].filter((id) => packOf(id) === pack));
   }
 
-  private openForReading(pack: string): number | undefined {
+  /**
+   * `use` with a descriptor of the pack: `open` (the caller's, left open) or one opened for it and
+   * closed after; `absent` when the pack does not exist.
+   */
+  private withPack<T>(pack: string, open: number | undefined, absent: T, use: (fd: number) => T): T {
+    let fd = open;
+    if (fd === undefined) {
+      try {
+        fd = openSync(this.file(pack), 'r');
+      } catch (err) {
+        if (errnoCode(err) === 'ENOENT') return absent;
+        throw err;
+      }
+    }
     try {
-      return openSync(this.file(pack), 'r');
-    } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return undefined;
-      throw err;
+      return use(fd);
+    } finally {
+      if (open === undefined) closeSync(fd);
     }
   }
 

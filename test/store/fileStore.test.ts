@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FILE_STORE_FORMAT_VERSION, FileStore } from '../../src/store/fileStore.js';
 import { PACK_LIMITS } from '../../src/store/packs.js';
+import type { ThreadRecord } from '../../src/store/types.js';
 import { SECRET_KEY_ENV } from '../../src/store/secretKey.js';
 import { describeStoreContract, expectStoreError, sampleBytes } from './contract.js';
 import { REPO_ROOT } from '../support/paths.js';
@@ -38,6 +39,17 @@ function logOf(dir: string, id: string): string {
 /** The lines of a log after its first (the thread record). */
 function recordLines(text: string): string[] {
   return text.split('\n').slice(1).filter(Boolean);
+}
+
+/** `count` new threads (ids generated: in packs), the i-th with one message, its content `i`. */
+async function threadsWithOneMessage(store: FileStore, count: number): Promise<ThreadRecord[]> {
+  const threads: ThreadRecord[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(t.id, { role: 'user', content: String(i) });
+    threads.push(t);
+  }
+  return threads;
 }
 
 /** A thread with a log of its own (an id given by the caller), for tests of that file's bytes. */
@@ -162,12 +174,7 @@ describe('FileStore on disk', () => {
 
   it('[ST-2] creates no file for a new thread (its pack is one for many), and refuses a taken id all the same', async () => {
     const store = new FileStore({ dir });
-    const threads = [];
-    for (let i = 0; i < 5; i++) {
-      const t = await store.createThread({ prompt: 'p' });
-      await store.appendMessage(t.id, { role: 'user', content: String(i) });
-      threads.push(t);
-    }
+    const threads = await threadsWithOneMessage(store, 5);
     expect(await readdir(path.join(dir, 'threads'))).toEqual(['packs']);
     expect(await readdir(path.join(dir, 'threads', 'packs'))).toHaveLength(1);
     const ids = threads.map((t) => t.id).sort();
@@ -198,12 +205,7 @@ describe('FileStore on disk', () => {
     PACK_LIMITS.threads = 3;
     try {
       const store = new FileStore({ dir });
-      const threads = [];
-      for (let i = 0; i < 7; i++) {
-        const t = await store.createThread({ prompt: 'p' });
-        await store.appendMessage(t.id, { role: 'user', content: String(i) });
-        threads.push(t);
-      }
+      const threads = await threadsWithOneMessage(store, 7);
       expect(new Set(threads.map((t) => t.id.slice(0, 8))).size).toBe(3);
       expect(await readdir(path.join(dir, 'threads', 'packs'))).toHaveLength(3);
       // A thread of a full pack still takes appends there.
