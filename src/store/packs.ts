@@ -148,7 +148,7 @@ export class Packs {
 
   /**
    * Appends one record (see {@link frame}) to an open pack in one write. Notes its size against
-   * the pack being filled, and whether the pack is still as this process left it.
+   * the pack being filled, and the size a pack that only this process writes now has.
    */
   append(fd: number, pack: string, record: Buffer): void {
     // Opened for appending: the write lands at the end of the file, whatever another process appended.
@@ -171,12 +171,9 @@ export class Packs {
       throw err;
     }
     if (this.current?.name === pack) this.current.bytes += record.length;
+    // The size the pack has if nobody else appended: checked when it matters (see changed), not after every write.
     const before = this.quiet.get(pack);
-    if (before === undefined) return;
-    // Appends only add: a size of exactly what this process added means nobody else added anything.
-    const size = fstatSync(fd).size;
-    if (size === before + record.length) this.quiet.set(pack, size);
-    else this.quiet.delete(pack);
+    if (before !== undefined) this.quiet.set(pack, before + record.length);
   }
 
   /**
@@ -186,7 +183,11 @@ export class Packs {
   changed(pack: string, threadId: string, known: number, open?: number): boolean {
     return this.withPack(pack, open, known !== 0, (fd) => {
       const quiet = this.quiet.get(pack);
-      if (quiet !== undefined && fstatSync(fd).size === quiet) return false;
+      if (quiet !== undefined) {
+        // Appends only add: a size of exactly what this process added means nobody else added anything.
+        if (fstatSync(fd).size === quiet) return false;
+        this.quiet.delete(pack);
+      }
       return (this.scan(pack, fd).threads.get(threadId)?.bytes ?? 0) !== known;
     });
   }
