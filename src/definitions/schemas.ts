@@ -11,36 +11,9 @@
  * loaded (see {@link TOOL_CONFIG_KEYS}).
  */
 import { z } from 'zod';
+import type { DefinitionKind } from './brand.js';
 import type { HookName } from './types.js';
 import { isZodObject } from './zodShape.js';
-
-const nonEmpty = (what: string) =>
-  z
-    .string({ error: `${what} must be a string` })
-    .trim()
-    .min(1, `${what} must not be empty`);
-
-const zodObjectSchema = (what: string) =>
-  z.custom<z.ZodObject<z.ZodRawShape>>((v) => isZodObject(v), `${what} must be a zod object schema (z.object({...}))`);
-
-const stringRecord = z.record(z.string(), z.string());
-
-const positiveInt = z.number().int().positive();
-
-const variable = z.strictObject({
-  name: nonEmpty('variable name'),
-  type: z.enum(['text', 'secret']),
-  required: z.boolean(),
-  scoped: z.boolean().optional(),
-  description: z.string(),
-});
-
-const promptPart = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('text'), content: z.string() }),
-  z.strictObject({ type: z.literal('include'), prompt: nonEmpty('include prompt name') }),
-]);
-
-// ---------------------------------------------------------------- tool configs
 
 /** Keys of each kind of tool config, by what the config's `name` refers to. */
 export const TOOL_CONFIG_KEYS = {
@@ -65,142 +38,6 @@ export const TOOL_CONFIG_KEYS = {
 /** Fields that only mean something for a dual_ai agent run as a subagent (an ai_human agent ignores them, with a warning). */
 export const SUBAGENT_ONLY_FIELDS = ['blocking', 'immediate', 'optional', 'resumable', 'initAgentNameProperty'] as const;
 
-/**
- * A `{ name, ... }` entry of a prompt's `tools`: every key of every kind,
- * type-checked. Loose on purpose: unknown keys are reported by the registry,
- * which knows the kind.
- */
-const toolConfig = z.looseObject({
-  name: nonEmpty('tool name'),
-  // ToolConfig
-  env: stringRecord.optional(),
-  options: z.record(z.string(), z.unknown()).optional(),
-  timeoutMs: z.number().int().positive().optional(),
-  // SubpromptConfig (and the init* fields of SubagentToolConfig)
-  includeTextResponse: z.boolean().optional(),
-  includeToolCalls: z.boolean().optional(),
-  includeErrors: z.boolean().optional(),
-  initUserMessageProperty: z.string().optional(),
-  initAttachmentsProperty: z.string().optional(),
-  // SubagentToolConfig
-  initAgentNameProperty: z.string().optional(),
-  blocking: z.boolean().optional(),
-  immediate: z
-    .union([
-      z.boolean(),
-      z.strictObject({
-        nameEnv: z.string().optional(),
-        descriptionEnv: z.string().optional(),
-        scopedEnv: z.array(z.string()).optional(),
-      }),
-    ])
-    .optional(),
-  optional: z.string().optional(),
-  resumable: z
-    .union([
-      z.literal(false),
-      z.strictObject({
-        receives_messages: z.enum(['side_a', 'side_b']),
-        maxInstances: positiveInt.optional(),
-        parentCommunication: z.enum(['implicit', 'explicit']).optional(),
-      }),
-    ])
-    .optional(),
-});
-
-const toolReference = z.union([nonEmpty('tool name'), toolConfig]);
-
-// ---------------------------------------------------------------- prompts, tools, models
-
-const exposure = {
-  exposeAsTool: z.boolean().optional(),
-  title: z.string().optional(),
-  alwaysLoad: z.boolean().optional(),
-  defer: z.boolean().optional(),
-  taskSupport: z.enum(['forbidden', 'optional', 'required']).optional(),
-  icon: nonEmpty('icon').optional(),
-  annotations: z
-    .strictObject({
-      title: z.string().optional(),
-      readOnlyHint: z.boolean().optional(),
-      destructiveHint: z.boolean().optional(),
-      idempotentHint: z.boolean().optional(),
-      openWorldHint: z.boolean().optional(),
-    })
-    .optional(),
-};
-
-export const promptDefinitionSchema = z.strictObject({
-  name: nonEmpty('name'),
-  toolDescription: nonEmpty('toolDescription'),
-  prompt: z.union([z.string(), z.array(promptPart)], {
-    error: 'prompt must be a string or an array of {type:"text",content} / {type:"include",prompt} parts',
-  }),
-  model: nonEmpty('model'),
-  includeChat: z.boolean().optional(),
-  includePastTools: z.boolean().optional(),
-  parallelToolCalls: z.boolean().optional(),
-  toolChoice: z.enum(['auto', 'none', 'required']).optional(),
-  requiredSchema: zodObjectSchema('requiredSchema').optional(),
-  responseSchema: zodObjectSchema('responseSchema').optional(),
-  tools: z.array(toolReference).optional(),
-  variables: z.array(variable).optional(),
-  env: stringRecord.optional(),
-  reasoning: z
-    .strictObject({
-      effort: z.enum(['low', 'medium', 'high']).optional(),
-      maxTokens: positiveInt.optional(),
-      exclude: z.boolean().optional(),
-      include: z.boolean().optional(),
-    })
-    .optional(),
-  recentImageThreshold: z
-    .number()
-    .int('recentImageThreshold must be a positive integer')
-    .positive('recentImageThreshold must be a positive integer')
-    .optional(),
-  hooks: z.array(nonEmpty('hook id')).optional(),
-  ...exposure,
-});
-
-export const toolDefinitionSchema = z.strictObject({
-  description: nonEmpty('description'),
-  args: zodObjectSchema('args').optional(),
-  execute: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'execute must be a function'),
-  tenvs: zodObjectSchema('tenvs').optional(),
-  variables: z.array(variable).optional(),
-  defer: z.boolean().optional(),
-  alwaysLoad: z.boolean().optional(),
-  timeoutMs: z.number().int().positive().optional(),
-});
-
-const providerObject = z.custom<{ complete: unknown }>(
-  (v) => typeof v === 'object' && v !== null && typeof (v as { complete?: unknown }).complete === 'function',
-  'provider must be "openai" or an object with a complete() method',
-);
-
-export const modelDefinitionSchema = z.strictObject({
-  name: nonEmpty('name'),
-  provider: z.union([z.literal('openai'), providerObject], {
-    error: 'provider must be "openai" or an object with a complete() method',
-  }),
-  model: nonEmpty('model'),
-  baseURL: z.url().optional(),
-  apiKeyEnv: nonEmpty('apiKeyEnv').optional(),
-  fallbacks: z.array(nonEmpty('fallback model name')).optional(),
-  temperature: z.number().optional(),
-  maxTokens: positiveInt.optional(),
-  timeoutMs: positiveInt.optional(),
-  maxRetries: z.number().int().min(0).optional(),
-  reasoningStyle: z.enum(['openai', 'openrouter']).optional(),
-  options: z.record(z.string(), z.unknown()).optional(),
-  inputPrice: z.number().min(0).optional(),
-  outputPrice: z.number().min(0).optional(),
-  cachedPrice: z.number().min(0).optional(),
-});
-
-// ---------------------------------------------------------------- hooks
-
 /** Every hook point, in the order of `HookSignatures` (src/definitions/types.ts). */
 export const HOOK_NAMES = [
   'filter_messages',
@@ -224,23 +61,6 @@ export const HOOK_NAMES = [
 type MustBeNever<T extends never> = T;
 type _UnlistedHookNames = MustBeNever<Exclude<HookName, (typeof HOOK_NAMES)[number]>>;
 
-export const hookDefinitionSchema = z.strictObject({
-  id: nonEmpty('id'),
-  hook: z.enum(HOOK_NAMES),
-  execute: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'execute must be a function'),
-});
-
-// ---------------------------------------------------------------- agents
-
-const sessionToolBinding = z.union([
-  nonEmpty('session tool name'),
-  z.strictObject({
-    name: nonEmpty('session tool name'),
-    messageProperty: z.string().optional(),
-    attachmentsProperty: z.string().optional(),
-  }),
-]);
-
 /**
  * Deprecated side fields and the field each one is an alias of. The registry
  * rewrites them to the new name (src/definitions/normalize.ts), so the runtime
@@ -253,40 +73,238 @@ export const DEPRECATED_SIDE_FIELDS = {
   endConversationTool: 'sessionStop',
 } as const;
 
-const agentSideSchema = z.strictObject({
-  prompt: nonEmpty('prompt'),
-  label: z.string().optional(),
-  stopOnResponse: z.boolean().optional(),
-  stopTool: nonEmpty('stopTool').optional(),
-  stopToolResponseProperty: nonEmpty('stopToolResponseProperty').optional(),
-  maxSteps: positiveInt.optional(),
-  sessionStop: sessionToolBinding.optional(),
-  sessionFail: sessionToolBinding.optional(),
-  sessionStatus: sessionToolBinding.optional(),
-  // Deprecated aliases, see DEPRECATED_SIDE_FIELDS.
-  endSessionTool: nonEmpty('endSessionTool').optional(),
-  failSessionTool: nonEmpty('failSessionTool').optional(),
-  statusTool: nonEmpty('statusTool').optional(),
-  endConversationTool: nonEmpty('endConversationTool').optional(),
-});
+const nonEmpty = (what: string) =>
+  z
+    .string({ error: `${what} must be a string` })
+    .trim()
+    .min(1, `${what} must not be empty`);
 
-/** Structure only; the rules between fields (a dual_ai agent needs sideB, ...) are in validate.ts. */
-export const agentDefinitionSchema = z.strictObject({
-  name: nonEmpty('name'),
-  type: z.enum(['ai_human', 'dual_ai']).optional(),
-  toolDescription: nonEmpty('toolDescription').optional(),
-  description: z.string().optional(),
-  sideA: agentSideSchema,
-  sideB: agentSideSchema.optional(),
-  maxSessionTurns: positiveInt.optional(),
-  hooks: z.array(nonEmpty('hook id')).optional(),
-  env: stringRecord.optional(),
-  tenvs: stringRecord.optional(),
-  variables: z.array(variable).optional(),
-  tags: z.array(z.string()).optional(),
-  packageName: z.string().optional(),
-  version: z.string().optional(),
-  author: z.string().optional(),
-  license: z.string().optional(),
-  ...exposure,
-});
+const zodObjectSchema = (what: string) =>
+  z.custom<z.ZodObject<z.ZodRawShape>>((v) => isZodObject(v), `${what} must be a zod object schema (z.object({...}))`);
+
+/** The schema of each kind of definition, by kind. */
+export type DefinitionSchemas = Record<DefinitionKind, z.ZodType>;
+
+let built: DefinitionSchemas | undefined;
+
+/**
+ * The schemas, built on first use: building them takes about 10 ms, which a server starting from its
+ * start-up cache does not spend until a definition is first loaded.
+ */
+export function definitionSchemas(): DefinitionSchemas {
+  return (built ??= buildSchemas());
+}
+
+function buildSchemas(): DefinitionSchemas {
+  const stringRecord = z.record(z.string(), z.string());
+
+  const positiveInt = z.number().int().positive();
+
+  const variable = z.strictObject({
+    name: nonEmpty('variable name'),
+    type: z.enum(['text', 'secret']),
+    required: z.boolean(),
+    scoped: z.boolean().optional(),
+    description: z.string(),
+  });
+
+  const promptPart = z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('text'), content: z.string() }),
+    z.strictObject({ type: z.literal('include'), prompt: nonEmpty('include prompt name') }),
+  ]);
+
+  // ---------------------------------------------------------------- tool configs
+
+  /**
+   * A `{ name, ... }` entry of a prompt's `tools`: every key of every kind,
+   * type-checked. Loose on purpose: unknown keys are reported by the registry,
+   * which knows the kind.
+   */
+  const toolConfig = z.looseObject({
+    name: nonEmpty('tool name'),
+    // ToolConfig
+    env: stringRecord.optional(),
+    options: z.record(z.string(), z.unknown()).optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    // SubpromptConfig (and the init* fields of SubagentToolConfig)
+    includeTextResponse: z.boolean().optional(),
+    includeToolCalls: z.boolean().optional(),
+    includeErrors: z.boolean().optional(),
+    initUserMessageProperty: z.string().optional(),
+    initAttachmentsProperty: z.string().optional(),
+    // SubagentToolConfig
+    initAgentNameProperty: z.string().optional(),
+    blocking: z.boolean().optional(),
+    immediate: z
+      .union([
+        z.boolean(),
+        z.strictObject({
+          nameEnv: z.string().optional(),
+          descriptionEnv: z.string().optional(),
+          scopedEnv: z.array(z.string()).optional(),
+        }),
+      ])
+      .optional(),
+    optional: z.string().optional(),
+    resumable: z
+      .union([
+        z.literal(false),
+        z.strictObject({
+          receives_messages: z.enum(['side_a', 'side_b']),
+          maxInstances: positiveInt.optional(),
+          parentCommunication: z.enum(['implicit', 'explicit']).optional(),
+        }),
+      ])
+      .optional(),
+  });
+
+  const toolReference = z.union([nonEmpty('tool name'), toolConfig]);
+
+  // ---------------------------------------------------------------- prompts, tools, models
+
+  const exposure = {
+    exposeAsTool: z.boolean().optional(),
+    title: z.string().optional(),
+    alwaysLoad: z.boolean().optional(),
+    defer: z.boolean().optional(),
+    taskSupport: z.enum(['forbidden', 'optional', 'required']).optional(),
+    icon: nonEmpty('icon').optional(),
+    annotations: z
+      .strictObject({
+        title: z.string().optional(),
+        readOnlyHint: z.boolean().optional(),
+        destructiveHint: z.boolean().optional(),
+        idempotentHint: z.boolean().optional(),
+        openWorldHint: z.boolean().optional(),
+      })
+      .optional(),
+  };
+
+  const prompt = z.strictObject({
+    name: nonEmpty('name'),
+    toolDescription: nonEmpty('toolDescription'),
+    prompt: z.union([z.string(), z.array(promptPart)], {
+      error: 'prompt must be a string or an array of {type:"text",content} / {type:"include",prompt} parts',
+    }),
+    model: nonEmpty('model'),
+    includeChat: z.boolean().optional(),
+    includePastTools: z.boolean().optional(),
+    parallelToolCalls: z.boolean().optional(),
+    toolChoice: z.enum(['auto', 'none', 'required']).optional(),
+    requiredSchema: zodObjectSchema('requiredSchema').optional(),
+    responseSchema: zodObjectSchema('responseSchema').optional(),
+    tools: z.array(toolReference).optional(),
+    variables: z.array(variable).optional(),
+    env: stringRecord.optional(),
+    reasoning: z
+      .strictObject({
+        effort: z.enum(['low', 'medium', 'high']).optional(),
+        maxTokens: positiveInt.optional(),
+        exclude: z.boolean().optional(),
+        include: z.boolean().optional(),
+      })
+      .optional(),
+    recentImageThreshold: z
+      .number()
+      .int('recentImageThreshold must be a positive integer')
+      .positive('recentImageThreshold must be a positive integer')
+      .optional(),
+    hooks: z.array(nonEmpty('hook id')).optional(),
+    ...exposure,
+  });
+
+  const tool = z.strictObject({
+    description: nonEmpty('description'),
+    args: zodObjectSchema('args').optional(),
+    execute: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'execute must be a function'),
+    tenvs: zodObjectSchema('tenvs').optional(),
+    variables: z.array(variable).optional(),
+    defer: z.boolean().optional(),
+    alwaysLoad: z.boolean().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  });
+
+  const providerObject = z.custom<{ complete: unknown }>(
+    (v) => typeof v === 'object' && v !== null && typeof (v as { complete?: unknown }).complete === 'function',
+    'provider must be "openai" or an object with a complete() method',
+  );
+
+  const model = z.strictObject({
+    name: nonEmpty('name'),
+    provider: z.union([z.literal('openai'), providerObject], {
+      error: 'provider must be "openai" or an object with a complete() method',
+    }),
+    model: nonEmpty('model'),
+    baseURL: z.url().optional(),
+    apiKeyEnv: nonEmpty('apiKeyEnv').optional(),
+    fallbacks: z.array(nonEmpty('fallback model name')).optional(),
+    temperature: z.number().optional(),
+    maxTokens: positiveInt.optional(),
+    timeoutMs: positiveInt.optional(),
+    maxRetries: z.number().int().min(0).optional(),
+    reasoningStyle: z.enum(['openai', 'openrouter']).optional(),
+    options: z.record(z.string(), z.unknown()).optional(),
+    inputPrice: z.number().min(0).optional(),
+    outputPrice: z.number().min(0).optional(),
+    cachedPrice: z.number().min(0).optional(),
+  });
+
+  // ---------------------------------------------------------------- hooks
+
+  const hook = z.strictObject({
+    id: nonEmpty('id'),
+    hook: z.enum(HOOK_NAMES),
+    execute: z.custom<(...a: unknown[]) => unknown>((v) => typeof v === 'function', 'execute must be a function'),
+  });
+
+  // ---------------------------------------------------------------- agents
+
+  const sessionToolBinding = z.union([
+    nonEmpty('session tool name'),
+    z.strictObject({
+      name: nonEmpty('session tool name'),
+      messageProperty: z.string().optional(),
+      attachmentsProperty: z.string().optional(),
+    }),
+  ]);
+
+  const agentSideSchema = z.strictObject({
+    prompt: nonEmpty('prompt'),
+    label: z.string().optional(),
+    stopOnResponse: z.boolean().optional(),
+    stopTool: nonEmpty('stopTool').optional(),
+    stopToolResponseProperty: nonEmpty('stopToolResponseProperty').optional(),
+    maxSteps: positiveInt.optional(),
+    sessionStop: sessionToolBinding.optional(),
+    sessionFail: sessionToolBinding.optional(),
+    sessionStatus: sessionToolBinding.optional(),
+    // Deprecated aliases, see DEPRECATED_SIDE_FIELDS.
+    endSessionTool: nonEmpty('endSessionTool').optional(),
+    failSessionTool: nonEmpty('failSessionTool').optional(),
+    statusTool: nonEmpty('statusTool').optional(),
+    endConversationTool: nonEmpty('endConversationTool').optional(),
+  });
+
+  /** Structure only; the rules between fields (a dual_ai agent needs sideB, ...) are in validate.ts. */
+  const agent = z.strictObject({
+    name: nonEmpty('name'),
+    type: z.enum(['ai_human', 'dual_ai']).optional(),
+    toolDescription: nonEmpty('toolDescription').optional(),
+    description: z.string().optional(),
+    sideA: agentSideSchema,
+    sideB: agentSideSchema.optional(),
+    maxSessionTurns: positiveInt.optional(),
+    hooks: z.array(nonEmpty('hook id')).optional(),
+    env: stringRecord.optional(),
+    tenvs: stringRecord.optional(),
+    variables: z.array(variable).optional(),
+    tags: z.array(z.string()).optional(),
+    packageName: z.string().optional(),
+    version: z.string().optional(),
+    author: z.string().optional(),
+    license: z.string().optional(),
+    ...exposure,
+  });
+
+  return { prompt, tool, model, hook, agent };
+}

@@ -12,22 +12,8 @@
 import type { z } from 'zod';
 import type { DefinitionKind } from './brand.js';
 import { describeValue, fieldPath, suggestName, type LoadIssue } from './issues.js';
-import {
-  agentDefinitionSchema,
-  hookDefinitionSchema,
-  modelDefinitionSchema,
-  promptDefinitionSchema,
-  toolDefinitionSchema,
-} from './schemas.js';
+import { definitionSchemas } from './schemas.js';
 import type { AgentDefinition, AgentSide } from './types.js';
-
-const SCHEMAS: Record<DefinitionKind, z.ZodType> = {
-  prompt: promptDefinitionSchema,
-  tool: toolDefinitionSchema,
-  model: modelDefinitionSchema,
-  hook: hookDefinitionSchema,
-  agent: agentDefinitionSchema,
-};
 
 export interface ValidationOutcome {
   /** False when an error was found; warnings alone keep it true. */
@@ -55,7 +41,7 @@ export function validateDefinition(
     };
   }
   const issues: LoadIssue[] = [];
-  const schema = SCHEMAS[kind];
+  const schema = definitionSchemas()[kind];
   const result = schema.safeParse(value);
   if (!result.success) {
     for (const found of describeSchemaIssues(result.error.issues, value, kind, schema)) {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { LoadIssue } from '../../src/definitions/issues.js';
-import { HOOK_NAMES, agentDefinitionSchema } from '../../src/definitions/schemas.js';
+import { HOOK_NAMES, definitionSchemas } from '../../src/definitions/schemas.js';
 import type { HookName } from '../../src/definitions/types.js';
 import { describeSchemaIssues, validateDefinition } from '../../src/definitions/validate.js';
 import { loadRegistry } from '../../src/registry/load.js';
@@ -373,6 +373,6 @@ describe('validateDefinition', () => {
     const outcome = validateDefinition('agent', { name: 'a', sideA: { prompt: 'p', colour: 1 } }, 'f.ts', 'a');
     expect(outcome.ok).toBe(true);
     expect(outcome.issues).toEqual([expect.objectContaining({ severity: 'warning', field: 'sideA.colour' })]);
-    expect(agentDefinitionSchema.safeParse({ name: 'a', sideA: { prompt: 'p' } }).success).toBe(true);
+    expect(definitionSchemas().agent.safeParse({ name: 'a', sideA: { prompt: 'p' } }).success).toBe(true);
   });
 });
