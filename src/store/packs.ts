@@ -93,9 +93,10 @@ export class Packs {
   private readonly indexes = new Map<string, PackIndex>();
   private indexedRecords = 0;
   /**
-   * Packs this process created and nobody else has appended to since, with their size: while a
-   * pack is that size, no thread of it changed but by this process. (A pack another process
-   * created, or appended to, is scanned for what changed instead.)
+   * Packs this process created, with the size each has if only this process appended to it: while
+   * a pack is that size, no thread of it changed but by this process. A pack found at another size
+   * (changed) leaves this map and is scanned for what changed from then on, as is one another
+   * process created.
    */
   private readonly quiet = new Map<string, number>();
   /** Packs whose first record says a newer format: refused, with the same error each time. */

@@ -286,6 +286,28 @@ describe('FileStore on disk', () => {
     expect((await new FileStore({ dir }).listMessages(t.id)).map((m) => m.seq)).toEqual([1, 2, 3]);
   });
 
+  it("sees another process's append to a pack it created although it appended to the pack again since", async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread({ prompt: 'p' });
+    const u = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(t.id, { role: 'user', content: 't1' });
+    const other = new FileStore({ dir });
+    const releaseOther = await other.lockThread(t.id, 0);
+    await other.appendMessage(t.id, { role: 'assistant', content: 't2 from the other' });
+    await releaseOther();
+    // This process writes to the same pack after the other's record, before it looks at t again.
+    await store.appendMessage(u.id, { role: 'user', content: 'u1' });
+    await store.appendMessage(u.id, { role: 'user', content: 'u2' });
+    const release = await store.lockThread(t.id, 1000);
+    expect((await store.listMessages(t.id)).map((m) => m.content)).toEqual(['t1', 't2 from the other']);
+    expect((await store.appendMessage(t.id, { role: 'user', content: 't3' })).seq).toBe(3);
+    await release();
+    await Promise.all([store.close(), other.close()]);
+    const reader = new FileStore({ dir });
+    expect((await reader.listMessages(t.id)).map((m) => m.content)).toEqual(['t1', 't2 from the other', 't3']);
+    expect((await reader.listMessages(u.id)).map((m) => m.content)).toEqual(['u1', 'u2']);
+  });
+
   it("keeps only packs' byte counts beyond the index budget: another process's change is still seen, and a read scans again", async () => {
     const saved = { ...PACK_LIMITS };
     Object.assign(PACK_LIMITS, { threads: 1, indexedRecords: 2 });
