@@ -35,7 +35,7 @@
  * next write: AppendOptions.withNextWrite, so its first call writes once). Appends go through a
  * descriptor kept open (at most {@link MAX_OPEN_FILES}, least recently used closed first, packs
  * among them) with one synchronous write, so a record costs one system call, not a trip through
- * the thread pool. What a log holds is kept parsed (within a {@link MESSAGE_CACHE_BYTES} budget),
+ * the thread pool. What a log holds is kept parsed (within a {@link CACHE_LIMITS} budget),
  * so a turn does not re-read its history.
  *
  * Durability: appended lines reach the disk by group commit: every file written to is fsynced
@@ -115,12 +115,29 @@ export const groupCommit = { fsync };
 const FSYNC_WITHIN_MS = 10;
 /** Log descriptors kept open; the least recently used is closed beyond this. */
 const MAX_OPEN_FILES = 64;
-/** Parsed messages kept in memory, all threads together (approximate bytes of their lines). */
-const MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
 /** The folder of the packs under the threads folder (packs.ts): no thread may have that id. */
 const PACKS_FOLDER = 'packs';
-/** Thread records kept in memory beyond the ones not yet written. */
-const THREAD_CACHE_SIZE = 10_000;
+/**
+ * What the store keeps in memory: `messageBytes` of parsed messages, all threads together
+ * (approximate bytes of their lines), and the records, log states and variables of `threads`
+ * threads beyond the ones not yet written. A thread beyond them is read again from its log when
+ * next used. Under load, keeping 10,000 threads cost the server 15-25% more CPU a call than
+ * keeping 1,000 (docs/benchmarks.md), while a few hundred conversations at once is a busy server.
+ * @internal (tests lower them)
+ */
+export const CACHE_LIMITS = { messageBytes: 64 * 1024 * 1024, threads: 1000 };
+
+/**
+ * Whether a cache kept as a Map in least recently used order has grown enough past its size to be
+ * trimmed (down to its size, from the front). Trimming one entry at a time cost more than the
+ * entry: V8 leaves a deleted entry as a hole that every later walk from the start steps over until
+ * the table is rebuilt, so trimming one entry per new thread from a 10,000-entry cache stepped over
+ * thousands of holes each time (about 5 us a call in a loop, far more in a server, where that
+ * memory is cold). A tenth over, the holes are stepped over once per tenth.
+ */
+function overSize(size: number, limit: number): boolean {
+  return size > limit + limit / 10;
+}
 
 /**
  * Version of the on-disk format, written into each log's first line, files.json and variables.json.
@@ -441,9 +458,9 @@ export class FileStore implements Store {
   private remember(record: ThreadRecord): void {
     this.threads.delete(record.id);
     this.threads.set(record.id, record);
-    if (this.threads.size <= THREAD_CACHE_SIZE + this.unwritten.size) return;
+    if (!overSize(this.threads.size - this.unwritten.size, CACHE_LIMITS.threads)) return;
     for (const id of this.threads.keys()) {
-      if (this.threads.size <= THREAD_CACHE_SIZE + this.unwritten.size) break;
+      if (this.threads.size <= CACHE_LIMITS.threads + this.unwritten.size) break;
       if (!this.unwritten.has(id)) this.threads.delete(id);
     }
   }
@@ -711,10 +728,11 @@ export class FileStore implements Store {
     return state;
   }
 
-  /** Keeps the states of at most {@link THREAD_CACHE_SIZE} written threads (any is read again from its log). */
+  /** Keeps the states of about `CACHE_LIMITS.threads` written threads (any is read again from its log). */
   private trimStates(): void {
+    if (!overSize(this.appendState.size - this.unwritten.size, CACHE_LIMITS.threads)) return;
     for (const [id, state] of this.appendState) {
-      if (this.appendState.size <= THREAD_CACHE_SIZE + this.unwritten.size) break;
+      if (this.appendState.size <= CACHE_LIMITS.threads + this.unwritten.size) break;
       if (this.unwritten.has(id)) continue;
       this.dropCached(state);
       this.appendState.delete(id);
@@ -766,15 +784,21 @@ export class FileStore implements Store {
 
   /** Keeps a thread's parsed messages while the budget allows, dropping the least recently used. */
   private cache(id: string, state: AppendState, replay: MessageReplay, bytes: number): void {
-    if (bytes > MESSAGE_CACHE_BYTES / 4) return;
+    if (bytes > CACHE_LIMITS.messageBytes / 4) return;
     state.replay = replay;
     state.cached = bytes;
     this.cachedBytes += bytes;
     // Most recently used last.
     this.appendState.delete(id);
     this.appendState.set(id, state);
+    this.trimMessages(id);
+  }
+
+  /** Drops the least recently used threads' parsed messages once they are over the budget (`id`'s stay). */
+  private trimMessages(id: string): void {
+    if (!overSize(this.cachedBytes, CACHE_LIMITS.messageBytes)) return;
     for (const [other, known] of this.appendState) {
-      if (this.cachedBytes <= MESSAGE_CACHE_BYTES) break;
+      if (this.cachedBytes <= CACHE_LIMITS.messageBytes) break;
       // A thread created here has nothing on disk to read its messages back from.
       if (other === id || !known.replay || this.unwritten.has(other)) continue;
       this.dropCached(known);
@@ -962,6 +986,9 @@ export class FileStore implements Store {
     if (state.replay) {
       state.cached += data.length;
       this.cachedBytes += data.length;
+      // A thread that outgrows a quarter of the budget is read from its log when needed, as one that had at first.
+      if (state.cached > CACHE_LIMITS.messageBytes / 4) this.dropCached(state);
+      else this.trimMessages(threadId);
     }
   }
 
@@ -1195,8 +1222,9 @@ export class FileStore implements Store {
     this.variables.delete(id);
     this.variables.set(id, list);
     this.variableStamps.set(id, stamp);
+    if (!overSize(this.variables.size, CACHE_LIMITS.threads)) return;
     for (const other of this.variables.keys()) {
-      if (this.variables.size <= THREAD_CACHE_SIZE) break;
+      if (this.variables.size <= CACHE_LIMITS.threads) break;
       this.variables.delete(other);
       this.variableStamps.delete(other);
     }

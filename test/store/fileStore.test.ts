@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FILE_STORE_FORMAT_VERSION, FileStore } from '../../src/store/fileStore.js';
+import { CACHE_LIMITS, FILE_STORE_FORMAT_VERSION, FileStore } from '../../src/store/fileStore.js';
 import { PACK_LIMITS } from '../../src/store/packs.js';
 import type { ThreadRecord } from '../../src/store/types.js';
 import { SECRET_KEY_ENV } from '../../src/store/secretKey.js';
@@ -869,6 +869,45 @@ describe('FileStore on disk', () => {
     expect((await new FileStore({ dir }).listMessages(id)).map((m) => m.content)).toEqual(['a', 'b']);
     expect(await readdir(folder).catch(() => [])).toEqual([]);
     await first.close();
+  });
+
+  it('keeps its caches within their limits, trimming them in batches, and reads a dropped thread back', async () => {
+    const saved = { ...CACHE_LIMITS };
+    Object.assign(CACHE_LIMITS, { threads: 100, messageBytes: 20_000 });
+    try {
+      const store = new FileStore({ dir });
+      const internals = store as unknown as {
+        threads: Map<string, unknown>;
+        appendState: Map<string, unknown>;
+        unwritten: Set<string>;
+        cachedBytes: number;
+      };
+      const sizes: number[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < 300; i++) {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(t.id, { role: 'user', content: `${i} ${'x'.repeat(100)}` });
+        await store.appendMessage(t.id, { role: 'assistant', content: `${i} answered` });
+        ids.push(t.id);
+        const written = internals.appendState.size - internals.unwritten.size;
+        sizes.push(written);
+        // A tenth over the limit at most, and the thread just written.
+        expect(written).toBeLessThanOrEqual(111);
+        expect(internals.threads.size - internals.unwritten.size).toBeLessThanOrEqual(111);
+        expect(internals.cachedBytes).toBeLessThanOrEqual(22_000 + 1000);
+      }
+      // Trimmed in batches, down to the limit, once a tenth over: the size goes up and down, rather than
+      // staying at the limit as it would with one thread dropped per new one.
+      const later = sizes.slice(150);
+      expect(Math.min(...later)).toBeLessThanOrEqual(101);
+      expect(Math.max(...later)).toBeGreaterThanOrEqual(110);
+      for (const [i, id] of ids.entries()) {
+        expect((await store.listMessages(id)).map((m) => m.content)).toEqual([`${i} ${'x'.repeat(100)}`, `${i} answered`]);
+      }
+      await store.close();
+    } finally {
+      Object.assign(CACHE_LIMITS, saved);
+    }
   });
 
   it("keeps the message cache's byte count exact through status changes, repairs and forgetting", async () => {
