@@ -121,7 +121,7 @@ const PACKS_FOLDER = 'packs';
  * What the store keeps in memory: `messageBytes` of parsed messages, all threads together
  * (approximate bytes of their lines), and the records, log states and variables of `threads`
  * threads beyond the ones not yet written. A thread beyond them is read again from its log when
- * next used. Under load, keeping 10,000 threads cost the server 15-25% more CPU a call than
+ * next used. Under load, keeping 10,000 threads cost the server up to a fifth more CPU a call than
  * keeping 1,000 (docs/benchmarks.md), while a few hundred conversations at once is a busy server.
  * @internal (tests lower them)
  */
@@ -794,7 +794,7 @@ export class FileStore implements Store {
     this.trimMessages(id);
   }
 
-  /** Drops the least recently used threads' parsed messages once they are over the budget (`id`'s stay). */
+  /** Drops the least recently used threads' parsed messages, down to the budget, once they are a tenth over it (`id`'s stay). */
   private trimMessages(id: string): void {
     if (!overSize(this.cachedBytes, CACHE_LIMITS.messageBytes)) return;
     for (const [other, known] of this.appendState) {

@@ -873,12 +873,13 @@ describe('FileStore on disk', () => {
 
   it('keeps its caches within their limits, trimming them in batches, and reads a dropped thread back', async () => {
     const saved = { ...CACHE_LIMITS };
-    Object.assign(CACHE_LIMITS, { threads: 100, messageBytes: 20_000 });
+    // The byte budget binds long before the thread count: about 10 threads' messages fit in it.
+    Object.assign(CACHE_LIMITS, { threads: 100, messageBytes: 5000 });
     try {
       const store = new FileStore({ dir });
       const internals = store as unknown as {
         threads: Map<string, unknown>;
-        appendState: Map<string, unknown>;
+        appendState: Map<string, { replay?: unknown; cached: number }>;
         unwritten: Set<string>;
         cachedBytes: number;
       };
@@ -886,7 +887,7 @@ describe('FileStore on disk', () => {
       const ids: string[] = [];
       for (let i = 0; i < 300; i++) {
         const t = await store.createThread({ prompt: 'p' });
-        await store.appendMessage(t.id, { role: 'user', content: `${i} ${'x'.repeat(100)}` });
+        await store.appendMessage(t.id, { role: 'user', content: `${i} ${'x'.repeat(400)}` });
         await store.appendMessage(t.id, { role: 'assistant', content: `${i} answered` });
         ids.push(t.id);
         const written = internals.appendState.size - internals.unwritten.size;
@@ -894,15 +895,22 @@ describe('FileStore on disk', () => {
         // A tenth over the limit at most, and the thread just written.
         expect(written).toBeLessThanOrEqual(111);
         expect(internals.threads.size - internals.unwritten.size).toBeLessThanOrEqual(111);
-        expect(internals.cachedBytes).toBeLessThanOrEqual(22_000 + 1000);
+        expect(internals.cachedBytes).toBeLessThanOrEqual(5500);
+        const counted = [...internals.appendState.values()].reduce((sum, state) => sum + (state.replay ? state.cached : 0), 0);
+        expect(internals.cachedBytes).toBe(counted);
       }
       // Trimmed in batches, down to the limit, once a tenth over: the size goes up and down, rather than
       // staying at the limit as it would with one thread dropped per new one.
       const later = sizes.slice(150);
       expect(Math.min(...later)).toBeLessThanOrEqual(101);
       expect(Math.max(...later)).toBeGreaterThanOrEqual(110);
+      // A thread that outgrows a quarter of the budget keeps no parsed messages, and reads back whole.
+      const long = await store.createThread({ prompt: 'p' });
+      for (let i = 0; i < 30; i++) await store.appendMessage(long.id, { role: 'user', content: `${i} ${'y'.repeat(100)}` });
+      expect(internals.appendState.get(long.id)?.replay).toBeUndefined();
+      expect((await store.listMessages(long.id)).map((m) => m.seq)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
       for (const [i, id] of ids.entries()) {
-        expect((await store.listMessages(id)).map((m) => m.content)).toEqual([`${i} ${'x'.repeat(100)}`, `${i} answered`]);
+        expect((await store.listMessages(id)).map((m) => m.content)).toEqual([`${i} ${'x'.repeat(400)}`, `${i} answered`]);
       }
       await store.close();
     } finally {
