@@ -24,6 +24,8 @@ export interface UserLimits {
 }
 
 const WINDOW_MS = 60_000;
+/** Users who stopped calling are looked for at most this often: every user is visited then. */
+const SWEEP_EVERY_MS = 1000;
 
 /** The runtime with its `runPrompt` limited per user (everything else is the runtime's own). */
 export function withUserLimits(runtime: Runtime, limits: UserLimits, now: () => number = Date.now): Runtime {
@@ -31,6 +33,7 @@ export function withUserLimits(runtime: Runtime, limits: UserLimits, now: () => 
   if (!callsPerMinute && !maxRunsPerUser) return runtime;
   const recent = new Map<string, number[]>();
   const running = new Map<string, number>();
+  let swept = Number.NEGATIVE_INFINITY;
 
   const admit = (user: string): void => {
     const at = now();
@@ -62,6 +65,8 @@ export function withUserLimits(runtime: Runtime, limits: UserLimits, now: () => 
     else running.delete(user);
     // Users who stopped calling are forgotten once their window has passed.
     const at = now();
+    if (at - swept < SWEEP_EVERY_MS) return;
+    swept = at;
     for (const [key, calls] of recent) if (calls.every((time) => at - time >= WINDOW_MS)) recent.delete(key);
   };
 
