@@ -336,6 +336,8 @@ export class FileStore implements Store {
   // All writes to a thread, and reads that must see them, go through this queue.
   private readonly queue = new KeyedQueue();
   private readonly threads = new Map<string, ThreadRecord>();
+  /** Threads loadThread is reading, with how many times a record of theirs was cached meanwhile. */
+  private readonly loading = new Map<string, { readers: number; remembered: number }>();
   /** Threads created here that have nothing on disk yet (see materialize). */
   private readonly unwritten = new Set<string>();
   /** Lines of such threads waiting to be written with the first line (AppendOptions.withNextWrite). */
@@ -442,20 +444,35 @@ export class FileStore implements Store {
    * `pack`: the thread is known to have no log of its own, and is read from that pack.
    */
   private async loadThread(id: string, pack?: string): Promise<ThreadRecord | undefined> {
-    const cached = this.threads.get(id);
-    if (cached !== undefined) return cached;
-    const log = await this.logBytes(id, pack);
-    const record = log === undefined ? undefined : recordOf(log.bytes, log.file, id);
-    if (record === undefined) return undefined;
-    // A write that finished while we were reading is newer: keep it.
-    const raced = this.threads.get(id);
-    if (raced !== undefined) return raced;
-    this.remember(record);
-    return record;
+    for (;;) {
+      const cached = this.threads.get(id);
+      if (cached !== undefined) return cached;
+      let loading = this.loading.get(id);
+      if (loading === undefined) this.loading.set(id, (loading = { readers: 0, remembered: 0 }));
+      loading.readers += 1;
+      const remembered = loading.remembered;
+      let record: ThreadRecord | undefined;
+      try {
+        const log = await this.logBytes(id, pack);
+        record = log === undefined ? undefined : recordOf(log.bytes, log.file, id);
+      } finally {
+        if (--loading.readers === 0) this.loading.delete(id);
+      }
+      if (record === undefined) return undefined;
+      // A write that finished while we were reading is newer: keep it.
+      const raced = this.threads.get(id);
+      if (raced !== undefined) return raced;
+      // One that was also dropped from the cache since (others filled it) is only on disk: read again.
+      if (loading.remembered !== remembered) continue;
+      this.remember(record);
+      return record;
+    }
   }
 
   /** Caches a record; beyond the cache's size the oldest written ones are dropped (they are on disk). */
   private remember(record: ThreadRecord): void {
+    const loading = this.loading.get(record.id);
+    if (loading !== undefined) loading.remembered += 1;
     this.threads.delete(record.id);
     this.threads.set(record.id, record);
     if (!overSize(this.threads.size - this.unwritten.size, CACHE_LIMITS.threads)) return;

@@ -918,6 +918,48 @@ describe('FileStore on disk', () => {
     }
   });
 
+  it('does not cache a record it read before a write, when the written record left the cache meanwhile', async () => {
+    const saved = { ...CACHE_LIMITS };
+    Object.assign(CACHE_LIMITS, { threads: 10 });
+    try {
+      const setup = new FileStore({ dir });
+      await setup.createThread({ prompt: 'p', id: 'kept' });
+      await setup.appendMessage('kept', { role: 'user', content: 'hi' });
+      for (let i = 0; i < 30; i++) {
+        await setup.createThread({ prompt: 'p', id: `other${i}` });
+        await setup.appendMessage(`other${i}`, { role: 'user', content: 'x' });
+      }
+      await setup.close();
+      const store = new FileStore({ dir });
+      // The first read of the thread's log is held back after it has read the bytes: a slow read.
+      const internals = store as unknown as { logBytes(id: string, ...rest: unknown[]): Promise<unknown> };
+      const read = internals.logBytes.bind(store);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let first = true;
+      internals.logBytes = async (id, ...rest) => {
+        const bytes = await read(id, ...rest);
+        if (id === 'kept' && first) {
+          first = false;
+          await held;
+        }
+        return bytes;
+      };
+      const slow = store.getThread('kept');
+      await store.updateThread('kept', { status: 'running' });
+      // Other threads fill the cache: the written record is dropped from it.
+      for (let i = 0; i < 30; i++) await store.getThread(`other${i}`);
+      release();
+      expect((await slow)?.status).toBe('running');
+      expect((await store.getThread('kept'))?.status).toBe('running');
+      await store.updateThread('kept', { meta: { k: 1 } });
+      await store.close();
+      expect((await new FileStore({ dir }).getThread('kept'))?.status).toBe('running');
+    } finally {
+      Object.assign(CACHE_LIMITS, saved);
+    }
+  });
+
   it("keeps the message cache's byte count exact through status changes, repairs and forgetting", async () => {
     const store = new FileStore({ dir });
     const cached = () => (store as unknown as { cachedBytes: number }).cachedBytes;
