@@ -278,8 +278,10 @@ export class Packs {
       index.scanned += taken;
     }
     this.indexedRecords += index.records - before;
-    // Within the budget, the map is not walked: each walk steps over the holes its deleted entries left.
-    if (this.indexedRecords <= PACK_LIMITS.indexedRecords && this.indexes.size <= INDEXED_PACKS) return index;
+    // Within the budget, or with nothing but this index's ranges to drop, the map is not walked: each walk steps over
+    // the holes its deleted entries left.
+    const droppable = this.indexedRecords - index.records;
+    if ((this.indexedRecords <= PACK_LIMITS.indexedRecords || droppable === 0) && this.indexes.size <= INDEXED_PACKS) return index;
     // Least recently used first; the index just used stays whole, whatever its size.
     for (const [other, older] of this.indexes) {
       if (this.indexedRecords <= PACK_LIMITS.indexedRecords && this.indexes.size <= INDEXED_PACKS) break;
