@@ -140,6 +140,20 @@ function overSize(size: number, limit: number): boolean {
 }
 
 /**
+ * Trims a cache kept as a Map in least recently used order once it is {@link overSize}, down to
+ * `limit` entries, oldest first. `spared`: keys that stay whatever their age and do not count;
+ * `drop` removes one entry (and what goes with it).
+ */
+function trimOldest<K>(cache: Map<K, unknown>, limit: number, spared: ReadonlySet<K> | undefined, drop: (key: K) => void): void {
+  const counted = () => cache.size - (spared?.size ?? 0);
+  if (!overSize(counted(), limit)) return;
+  for (const key of cache.keys()) {
+    if (counted() <= limit) break;
+    if (!spared?.has(key)) drop(key);
+  }
+}
+
+/**
  * Version of the on-disk format, written into each log's first line, files.json and variables.json.
  *
  * 1: a folder per thread with thread.json (the record, replaced atomically on every change) and
@@ -475,11 +489,7 @@ export class FileStore implements Store {
     if (loading !== undefined) loading.remembered += 1;
     this.threads.delete(record.id);
     this.threads.set(record.id, record);
-    if (!overSize(this.threads.size - this.unwritten.size, CACHE_LIMITS.threads)) return;
-    for (const id of this.threads.keys()) {
-      if (this.threads.size <= CACHE_LIMITS.threads + this.unwritten.size) break;
-      if (!this.unwritten.has(id)) this.threads.delete(id);
-    }
+    trimOldest(this.threads, CACHE_LIMITS.threads, this.unwritten, (id) => this.threads.delete(id));
   }
 
   /**
@@ -747,13 +757,10 @@ export class FileStore implements Store {
 
   /** Keeps the states of about `CACHE_LIMITS.threads` written threads (any is read again from its log). */
   private trimStates(): void {
-    if (!overSize(this.appendState.size - this.unwritten.size, CACHE_LIMITS.threads)) return;
-    for (const [id, state] of this.appendState) {
-      if (this.appendState.size <= CACHE_LIMITS.threads + this.unwritten.size) break;
-      if (this.unwritten.has(id)) continue;
-      this.dropCached(state);
+    trimOldest(this.appendState, CACHE_LIMITS.threads, this.unwritten, (id) => {
+      this.dropCached(this.appendState.get(id));
       this.appendState.delete(id);
-    }
+    });
   }
 
   /** Stops counting a state's parsed messages toward the budget, dropping them. */
@@ -1239,12 +1246,10 @@ export class FileStore implements Store {
     this.variables.delete(id);
     this.variables.set(id, list);
     this.variableStamps.set(id, stamp);
-    if (!overSize(this.variables.size, CACHE_LIMITS.threads)) return;
-    for (const other of this.variables.keys()) {
-      if (this.variables.size <= CACHE_LIMITS.threads) break;
+    trimOldest(this.variables, CACHE_LIMITS.threads, undefined, (other) => {
       this.variables.delete(other);
       this.variableStamps.delete(other);
-    }
+    });
   }
 
   /** Binds a ciphertext to its thread and name, so it cannot be moved to another variable. */
