@@ -17,9 +17,14 @@ const savedKey = process.env[SECRET_KEY_ENV];
 beforeEach(() => {
   delete process.env[SECRET_KEY_ENV];
 });
+// Tests lower the store's limits to reach them quickly: each test starts from the real ones.
+const packLimits = { ...PACK_LIMITS };
+const cacheLimits = { ...CACHE_LIMITS };
 afterEach(() => {
   if (savedKey === undefined) delete process.env[SECRET_KEY_ENV];
   else process.env[SECRET_KEY_ENV] = savedKey;
+  Object.assign(PACK_LIMITS, packLimits);
+  Object.assign(CACHE_LIMITS, cacheLimits);
 });
 
 function makeTempDir(): Promise<string> {
@@ -201,22 +206,17 @@ describe('FileStore on disk', () => {
   });
 
   it('starts a new pack once the one new threads go to is full', async () => {
-    const saved = { ...PACK_LIMITS };
     PACK_LIMITS.threads = 3;
-    try {
-      const store = new FileStore({ dir });
-      const threads = await threadsWithOneMessage(store, 7);
-      expect(new Set(threads.map((t) => t.id.slice(0, 8))).size).toBe(3);
-      expect(await readdir(path.join(dir, 'threads', 'packs'))).toHaveLength(3);
-      // A thread of a full pack still takes appends there.
-      await store.appendMessage(threads[0]!.id, { role: 'assistant', content: 'later' });
-      await store.close();
-      const reader = new FileStore({ dir });
-      expect((await reader.listThreads()).length).toBe(7);
-      expect((await reader.listMessages(threads[0]!.id)).map((m) => m.content)).toEqual(['0', 'later']);
-    } finally {
-      Object.assign(PACK_LIMITS, saved);
-    }
+    const store = new FileStore({ dir });
+    const threads = await threadsWithOneMessage(store, 7);
+    expect(new Set(threads.map((t) => t.id.slice(0, 8))).size).toBe(3);
+    expect(await readdir(path.join(dir, 'threads', 'packs'))).toHaveLength(3);
+    // A thread of a full pack still takes appends there.
+    await store.appendMessage(threads[0]!.id, { role: 'assistant', content: 'later' });
+    await store.close();
+    const reader = new FileStore({ dir });
+    expect((await reader.listThreads()).length).toBe(7);
+    expect((await reader.listMessages(threads[0]!.id)).map((m) => m.content)).toEqual(['0', 'later']);
   });
 
   it('skips a torn record in a pack (an interrupted write), silently, and loses nothing before or after it', async () => {
@@ -309,43 +309,38 @@ describe('FileStore on disk', () => {
   });
 
   it("keeps only packs' byte counts beyond the index budget: another process's change is still seen, and a read scans again", async () => {
-    const saved = { ...PACK_LIMITS };
     Object.assign(PACK_LIMITS, { threads: 1, indexedRecords: 2 });
-    try {
-      const writer = new FileStore({ dir });
-      const threads = [];
-      for (let i = 0; i < 3; i++) {
-        const t = await writer.createThread({ prompt: 'p' });
-        await writer.appendMessage(t.id, { role: 'user', content: `${i}a` });
-        await writer.appendMessage(t.id, { role: 'user', content: `${i}b` });
-        threads.push(t);
-      }
-      const reader = new FileStore({ dir });
-      for (const t of threads) {
-        await (
-          await reader.lockThread(t.id, 1000)
-        )();
-        expect((await reader.listMessages(t.id)).map((m) => m.content)).toHaveLength(2);
-      }
-      const indexes = (reader as unknown as { packs: { indexes: Map<string, { countsOnly?: boolean }> } }).packs.indexes;
-      expect([...indexes.values()].filter((index) => index.countsOnly)).toHaveLength(2);
-      // The first thread's pack holds counts only: a write of the writer's still shows at the reader's lock.
-      const [first, second] = threads as [(typeof threads)[0], (typeof threads)[0]];
-      const releaseWriter = await writer.lockThread(first.id, 1000);
-      await writer.appendMessage(first.id, { role: 'assistant', content: '0c' });
-      await releaseWriter();
-      const release = await reader.lockThread(first.id, 1000);
-      expect((await reader.listMessages(first.id)).map((m) => m.content)).toEqual(['0a', '0b', '0c']);
-      expect((await reader.appendMessage(first.id, { role: 'user', content: '0d' })).seq).toBe(4);
-      await release();
-      // A thread of a pack whose ranges were dropped is read whole.
-      (reader as unknown as { forget(id: string): void }).forget(second.id);
-      expect((await reader.listMessages(second.id)).map((m) => m.content)).toEqual(['1a', '1b']);
-      await Promise.all([writer.close(), reader.close()]);
-      expect((await new FileStore({ dir }).listMessages(first.id)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
-    } finally {
-      Object.assign(PACK_LIMITS, saved);
+    const writer = new FileStore({ dir });
+    const threads = [];
+    for (let i = 0; i < 3; i++) {
+      const t = await writer.createThread({ prompt: 'p' });
+      await writer.appendMessage(t.id, { role: 'user', content: `${i}a` });
+      await writer.appendMessage(t.id, { role: 'user', content: `${i}b` });
+      threads.push(t);
     }
+    const reader = new FileStore({ dir });
+    for (const t of threads) {
+      await (
+        await reader.lockThread(t.id, 1000)
+      )();
+      expect((await reader.listMessages(t.id)).map((m) => m.content)).toHaveLength(2);
+    }
+    const indexes = (reader as unknown as { packs: { indexes: Map<string, { countsOnly?: boolean }> } }).packs.indexes;
+    expect([...indexes.values()].filter((index) => index.countsOnly)).toHaveLength(2);
+    // The first thread's pack holds counts only: a write of the writer's still shows at the reader's lock.
+    const [first, second] = threads as [(typeof threads)[0], (typeof threads)[0]];
+    const releaseWriter = await writer.lockThread(first.id, 1000);
+    await writer.appendMessage(first.id, { role: 'assistant', content: '0c' });
+    await releaseWriter();
+    const release = await reader.lockThread(first.id, 1000);
+    expect((await reader.listMessages(first.id)).map((m) => m.content)).toEqual(['0a', '0b', '0c']);
+    expect((await reader.appendMessage(first.id, { role: 'user', content: '0d' })).seq).toBe(4);
+    await release();
+    // A thread of a pack whose ranges were dropped is read whole.
+    (reader as unknown as { forget(id: string): void }).forget(second.id);
+    expect((await reader.listMessages(second.id)).map((m) => m.content)).toEqual(['1a', '1b']);
+    await Promise.all([writer.close(), reader.close()]);
+    expect((await new FileStore({ dir }).listMessages(first.id)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
   });
 
   it('refuses a pack written by a newer format version, naming it, and lists the other threads', async () => {
@@ -872,92 +867,82 @@ describe('FileStore on disk', () => {
   });
 
   it('keeps its caches within their limits, trimming them in batches, and reads a dropped thread back', async () => {
-    const saved = { ...CACHE_LIMITS };
     // The byte budget binds long before the thread count: about 10 threads' messages fit in it.
     Object.assign(CACHE_LIMITS, { threads: 100, messageBytes: 5000 });
-    try {
-      const store = new FileStore({ dir });
-      const internals = store as unknown as {
-        threads: Map<string, unknown>;
-        appendState: Map<string, { replay?: unknown; cached: number }>;
-        unwritten: Set<string>;
-        cachedBytes: number;
-      };
-      const sizes: number[] = [];
-      const ids: string[] = [];
-      for (let i = 0; i < 300; i++) {
-        const t = await store.createThread({ prompt: 'p' });
-        await store.appendMessage(t.id, { role: 'user', content: `${i} ${'x'.repeat(400)}` });
-        await store.appendMessage(t.id, { role: 'assistant', content: `${i} answered` });
-        ids.push(t.id);
-        const written = internals.appendState.size - internals.unwritten.size;
-        sizes.push(written);
-        // A tenth over the limit at most, and the thread just written.
-        expect(written).toBeLessThanOrEqual(111);
-        expect(internals.threads.size - internals.unwritten.size).toBeLessThanOrEqual(111);
-        expect(internals.cachedBytes).toBeLessThanOrEqual(5500);
-        const counted = [...internals.appendState.values()].reduce((sum, state) => sum + (state.replay ? state.cached : 0), 0);
-        expect(internals.cachedBytes).toBe(counted);
-      }
-      // Trimmed in batches, down to the limit, once a tenth over: the size goes up and down, rather than
-      // staying at the limit as it would with one thread dropped per new one.
-      const later = sizes.slice(150);
-      expect(Math.min(...later)).toBeLessThanOrEqual(101);
-      expect(Math.max(...later)).toBeGreaterThanOrEqual(110);
-      // A thread that outgrows a quarter of the budget keeps no parsed messages, and reads back whole.
-      const long = await store.createThread({ prompt: 'p' });
-      for (let i = 0; i < 30; i++) await store.appendMessage(long.id, { role: 'user', content: `${i} ${'y'.repeat(100)}` });
-      expect(internals.appendState.get(long.id)?.replay).toBeUndefined();
-      expect((await store.listMessages(long.id)).map((m) => m.seq)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
-      for (const [i, id] of ids.entries()) {
-        expect((await store.listMessages(id)).map((m) => m.content)).toEqual([`${i} ${'x'.repeat(400)}`, `${i} answered`]);
-      }
-      await store.close();
-    } finally {
-      Object.assign(CACHE_LIMITS, saved);
+    const store = new FileStore({ dir });
+    const internals = store as unknown as {
+      threads: Map<string, unknown>;
+      appendState: Map<string, { replay?: unknown; cached: number }>;
+      unwritten: Set<string>;
+      cachedBytes: number;
+    };
+    const sizes: number[] = [];
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t = await store.createThread({ prompt: 'p' });
+      await store.appendMessage(t.id, { role: 'user', content: `${i} ${'x'.repeat(400)}` });
+      await store.appendMessage(t.id, { role: 'assistant', content: `${i} answered` });
+      ids.push(t.id);
+      const written = internals.appendState.size - internals.unwritten.size;
+      sizes.push(written);
+      // A tenth over the limit at most, and the thread just written.
+      expect(written).toBeLessThanOrEqual(111);
+      expect(internals.threads.size - internals.unwritten.size).toBeLessThanOrEqual(111);
+      expect(internals.cachedBytes).toBeLessThanOrEqual(5500);
+      const counted = [...internals.appendState.values()].reduce((sum, state) => sum + (state.replay ? state.cached : 0), 0);
+      expect(internals.cachedBytes).toBe(counted);
     }
+    // Trimmed in batches, down to the limit, once a tenth over: the size goes up and down, rather than
+    // staying at the limit as it would with one thread dropped per new one.
+    const later = sizes.slice(150);
+    expect(Math.min(...later)).toBeLessThanOrEqual(101);
+    expect(Math.max(...later)).toBeGreaterThanOrEqual(110);
+    // A thread that outgrows a quarter of the budget keeps no parsed messages, and reads back whole.
+    const long = await store.createThread({ prompt: 'p' });
+    for (let i = 0; i < 30; i++) await store.appendMessage(long.id, { role: 'user', content: `${i} ${'y'.repeat(100)}` });
+    expect(internals.appendState.get(long.id)?.replay).toBeUndefined();
+    expect((await store.listMessages(long.id)).map((m) => m.seq)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    for (const [i, id] of ids.entries()) {
+      expect((await store.listMessages(id)).map((m) => m.content)).toEqual([`${i} ${'x'.repeat(400)}`, `${i} answered`]);
+    }
+    await store.close();
   });
 
   it('does not cache a record it read before a write, when the written record left the cache meanwhile', async () => {
-    const saved = { ...CACHE_LIMITS };
     Object.assign(CACHE_LIMITS, { threads: 10 });
-    try {
-      const setup = new FileStore({ dir });
-      await setup.createThread({ prompt: 'p', id: 'kept' });
-      await setup.appendMessage('kept', { role: 'user', content: 'hi' });
-      for (let i = 0; i < 30; i++) {
-        await setup.createThread({ prompt: 'p', id: `other${i}` });
-        await setup.appendMessage(`other${i}`, { role: 'user', content: 'x' });
-      }
-      await setup.close();
-      const store = new FileStore({ dir });
-      // The first read of the thread's log is held back after it has read the bytes: a slow read.
-      const internals = store as unknown as { logBytes(id: string, ...rest: unknown[]): Promise<unknown> };
-      const read = internals.logBytes.bind(store);
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      let first = true;
-      internals.logBytes = async (id, ...rest) => {
-        const bytes = await read(id, ...rest);
-        if (id === 'kept' && first) {
-          first = false;
-          await held;
-        }
-        return bytes;
-      };
-      const slow = store.getThread('kept');
-      await store.updateThread('kept', { status: 'running' });
-      // Other threads fill the cache: the written record is dropped from it.
-      for (let i = 0; i < 30; i++) await store.getThread(`other${i}`);
-      release();
-      expect((await slow)?.status).toBe('running');
-      expect((await store.getThread('kept'))?.status).toBe('running');
-      await store.updateThread('kept', { meta: { k: 1 } });
-      await store.close();
-      expect((await new FileStore({ dir }).getThread('kept'))?.status).toBe('running');
-    } finally {
-      Object.assign(CACHE_LIMITS, saved);
+    const setup = new FileStore({ dir });
+    await setup.createThread({ prompt: 'p', id: 'kept' });
+    await setup.appendMessage('kept', { role: 'user', content: 'hi' });
+    for (let i = 0; i < 30; i++) {
+      await setup.createThread({ prompt: 'p', id: `other${i}` });
+      await setup.appendMessage(`other${i}`, { role: 'user', content: 'x' });
     }
+    await setup.close();
+    const store = new FileStore({ dir });
+    // The first read of the thread's log is held back after it has read the bytes: a slow read.
+    const internals = store as unknown as { logBytes(id: string, ...rest: unknown[]): Promise<unknown> };
+    const read = internals.logBytes.bind(store);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let first = true;
+    internals.logBytes = async (id, ...rest) => {
+      const bytes = await read(id, ...rest);
+      if (id === 'kept' && first) {
+        first = false;
+        await held;
+      }
+      return bytes;
+    };
+    const slow = store.getThread('kept');
+    await store.updateThread('kept', { status: 'running' });
+    // Other threads fill the cache: the written record is dropped from it.
+    for (let i = 0; i < 30; i++) await store.getThread(`other${i}`);
+    release();
+    expect((await slow)?.status).toBe('running');
+    expect((await store.getThread('kept'))?.status).toBe('running');
+    await store.updateThread('kept', { meta: { k: 1 } });
+    await store.close();
+    expect((await new FileStore({ dir }).getThread('kept'))?.status).toBe('running');
   });
 
   it("keeps the message cache's byte count exact through status changes, repairs and forgetting", async () => {
