@@ -925,12 +925,12 @@ describe('FileStore on disk', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let first = true;
+    // The read to hold is chosen when it starts, not when it ends: the update's own read may finish first.
     internals.logBytes = async (id, ...rest) => {
+      const hold = id === 'kept' && first;
+      if (hold) first = false;
       const bytes = await read(id, ...rest);
-      if (id === 'kept' && first) {
-        first = false;
-        await held;
-      }
+      if (hold) await held;
       return bytes;
     };
     const slow = store.getThread('kept');
