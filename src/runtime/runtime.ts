@@ -170,7 +170,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const input = prepareInput(prompt.definition, request.args);
     const owner = request.owner ?? currentCaller();
     const existing = await continuedThread(store, request.args.thread_id, request.target, owner);
-    const timed = withRunTimeout(request.signal ?? new AbortController().signal, options.runTimeoutMs);
+    // Without a signal of the caller's, the run's controller is one of its own.
+    const given = request.controller ?? (request.signal ? undefined : new AbortController());
+    const timed = withRunTimeout(given?.signal ?? request.signal!, options.runTimeoutMs);
     const signal = timed.signal;
     const run = await openRun(on, {
       target: request.target,
@@ -182,6 +184,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       ...(owner !== undefined ? { threadMeta: ownerMeta(owner) } : {}),
       ...(request.variables ? { variables: request.variables } : {}),
       signal,
+      // A run timeout's combined signal is not the controller's: the run then links one of its own.
+      ...(given && signal === given.signal ? { controller: given } : {}),
       progress: request.onProgress ?? (() => {}),
       ...(request.elicit ? { elicit: request.elicit } : {}),
     });
@@ -214,6 +218,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    */
   const openOnThread = (thread: ThreadRecord, opening: NewMessage[]) => {
     const { prompt, agent } = resolveTarget(services.registry, thread.prompt);
+    const own = new AbortController();
     return openRun(services, {
       target: thread.prompt,
       agent,
@@ -222,7 +227,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       userMessage: '',
       existing: thread,
       opening,
-      signal: new AbortController().signal,
+      signal: own.signal,
+      controller: own,
       progress: () => {},
     });
   };

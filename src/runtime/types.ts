@@ -42,6 +42,12 @@ export interface RunRequest {
   /** Values for declared variables supplied with this call (highest precedence). */
   variables?: Record<string, string>;
   signal?: AbortSignal;
+  /**
+   * A controller of the caller's own given over to the run instead of `signal`: the run stops when it is
+   * aborted, and aborts it itself to stop (shutdown, termination), rather than linking a controller of its
+   * own to the caller's signal, which costs a call an AbortSignal and a listener.
+   */
+  controller?: AbortController;
   /** Called with a human-readable message as the run advances. */
   onProgress?: (message: string) => void;
   /** Asks the caller's user for values (MCP elicitation), when the client supports it. */

@@ -86,7 +86,7 @@ export async function callExposedTool(
     const done = runtime.runPrompt({
       target: name,
       args: args ?? {},
-      signal: controller.signal,
+      controller,
       onProgress: (message) => {
         latest = message;
         if (background) background(message);

@@ -38,7 +38,13 @@ import type { ToolSearchIndex } from '../search/toolIndex.js';
 import { TOOL_SEARCH_NAME, readToolSearchArgs } from '../search/toolSearchTool.js';
 
 export interface AgentportServer {
+  /** Server instances for HTTP, one per request: a cancellation may reach another instance, and is routed. */
   factory: McpServerFactory;
+  /**
+   * Server instances for a transport where one instance serves a whole connection (stdio): a cancellation
+   * reaches the instance running the call, whose own request signal the SDK aborts; nothing is routed.
+   */
+  connectionFactory: McpServerFactory;
   /** What is served now (each replaced by replaceRegistry). */
   readonly registry: Registry;
   readonly tools: readonly ExposedTool[];
@@ -131,9 +137,11 @@ export function createAgentportServer(
     args: Record<string, unknown> | undefined,
     ctx: ServerContext,
     server: Server,
+    routed: boolean,
   ): Promise<CallToolResult | CreateTaskResult> => {
     const state = current;
-    const result = cancellations.track(ctx, (signal) => dispatch(state, name, args, ctx, server, signal));
+    const work = (signal: AbortSignal) => dispatch(state, name, args, ctx, server, signal);
+    const result = routed ? cancellations.track(ctx, work) : work(ctx.mcpReq.signal);
     const calls = inProgress.get(state) ?? new Set();
     inProgress.set(state, calls);
     const settled = result.catch(() => {});
@@ -210,47 +218,50 @@ export function createAgentportServer(
     });
   };
 
-  const factory: McpServerFactory = (context) => {
-    const server = new TaskAwareServer(
-      { name: 'agentport', title: 'agentport', version: VERSION },
-      {
-        capabilities: {
-          tools: { listChanged },
-          prompts: { listChanged },
-          resources: resources.capability(context),
-          completions: {},
-          logging: {},
-          extensions: { [TASKS_EXTENSION]: {} },
+  const factoryFor =
+    (routed: boolean): McpServerFactory =>
+    (context) => {
+      const server = new TaskAwareServer(
+        { name: 'agentport', title: 'agentport', version: VERSION },
+        {
+          capabilities: {
+            tools: { listChanged },
+            prompts: { listChanged },
+            resources: resources.capability(context),
+            completions: {},
+            logging: {},
+            extensions: { [TASKS_EXTENSION]: {} },
+          },
+          instructions: current.surface.instructions,
         },
-        instructions: current.surface.instructions,
-      },
-    );
-    // Each request reads the surface being served when it arrives.
-    server.setRequestHandler('tools/list', () => ({ tools: current.listed }));
-    // A task result is this extension's shape, not a CallToolResult: TaskAwareServer lets it through.
-    server.setRequestHandler(
-      'tools/call',
-      (request, ctx) => call(request.params.name, request.params.arguments, ctx, server) as Promise<CallToolResult>,
-    );
-    server.setRequestHandler('prompts/list', () => ({ prompts: current.prompts.list() }));
-    server.setRequestHandler('prompts/get', (request) => current.prompts.get(request.params.name, request.params.arguments));
-    server.setRequestHandler('completion/complete', (request) => complete(current.prompts, request.params));
-    resources.register(server, context);
-    if (listChanged) notifier.register(server, context);
-    const logging = new InstanceLogging(context, logLevels);
-    logging.register(server);
-    loggingOf.set(server, logging);
-    registerTaskMethods(server, taskInputs, getRuntime);
-    // Over stateless HTTP the cancellation arrives at another server instance: it is routed here.
-    server.setNotificationHandler('notifications/cancelled', (notification) => {
-      cancellations.cancel(notification.params.requestId, notification.params.reason);
-      // The SDK's own handling (its request signals) still applies to this instance's requests.
-      (server as unknown as { _oncancel?: (n: typeof notification) => void })._oncancel?.(notification);
-    });
-    return server;
-  };
+      );
+      // Each request reads the surface being served when it arrives.
+      server.setRequestHandler('tools/list', () => ({ tools: current.listed }));
+      // A task result is this extension's shape, not a CallToolResult: TaskAwareServer lets it through.
+      server.setRequestHandler(
+        'tools/call',
+        (request, ctx) => call(request.params.name, request.params.arguments, ctx, server, routed) as Promise<CallToolResult>,
+      );
+      server.setRequestHandler('prompts/list', () => ({ prompts: current.prompts.list() }));
+      server.setRequestHandler('prompts/get', (request) => current.prompts.get(request.params.name, request.params.arguments));
+      server.setRequestHandler('completion/complete', (request) => complete(current.prompts, request.params));
+      resources.register(server, context);
+      if (listChanged) notifier.register(server, context);
+      const logging = new InstanceLogging(context, logLevels);
+      logging.register(server);
+      loggingOf.set(server, logging);
+      registerTaskMethods(server, taskInputs, getRuntime);
+      // Over stateless HTTP the cancellation arrives at another server instance: it is routed here.
+      server.setNotificationHandler('notifications/cancelled', (notification) => {
+        cancellations.cancel(notification.params.requestId, notification.params.reason);
+        // The SDK's own handling (its request signals) still applies to this instance's requests.
+        (server as unknown as { _oncancel?: (n: typeof notification) => void })._oncancel?.(notification);
+      });
+      return server;
+    };
   return {
-    factory,
+    factory: factoryFor(true),
+    connectionFactory: factoryFor(false),
     get registry() {
       return current.registry;
     },

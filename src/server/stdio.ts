@@ -35,7 +35,7 @@ export function startStdio(server: AgentportServer, options: StdioOptions = {}):
   // Lines reaching the transport are within the limit; its own buffer limit must not be the smaller one.
   // The transport takes a Writable but uses only what ProtocolOutput has (write; error and drain events).
   const transport = new StdioServerTransport(guard, output as unknown as Writable, { maxBufferSize: limit + 1024 * 1024 });
-  const handle = serveStdio(server.factory, { transport, onerror: (error) => log.error(error.message) });
+  const handle = serveStdio(server.connectionFactory, { transport, onerror: (error) => log.error(error.message) });
   if (process.stdin.isTTY) {
     log.info('waiting for an MCP client on stdin: hosts such as Claude Desktop launch this command themselves.');
     log.info('To try it by hand: npx @modelcontextprotocol/inspector --cli --config mcp.json --server agentport --method tools/list');

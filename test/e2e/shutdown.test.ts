@@ -181,3 +181,35 @@ describe('stopping while a tool runs', () => {
     }
   }, 20_000);
 });
+
+describe('cancelling a call over stdio', () => {
+  // Over stdio one server instance serves the whole connection: the SDK's own request signal carries the
+  // cancellation to the run (nothing is routed between instances as over stateless HTTP).
+  it.each(['legacy', 'modern'] as const)(
+    '[MC-6] %s: the run stops at once, is recorded cancelled, and the late answer is never stored',
+    async (era) => {
+      const dataDir = tempDir();
+      const { client } = await connectStdio(era, { agentsDir: NOISY, env: env(), dataDir });
+      try {
+        model.reply({ text: 'too late', delayMs: 3000 });
+        const before = model.requests.length;
+        const controller = new AbortController();
+        const call = client.callTool({ name: 'worker', arguments: { message: 'slow' } }, { signal: controller.signal });
+        await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(before + 1);
+        const abortedAt = Date.now();
+        controller.abort('the user stopped it');
+        await expect(call).rejects.toThrow();
+        await expect.poll(async () => (await threadOf(dataDir)).thread?.status, { timeout: 5000 }).toBe('cancelled');
+        // Well before the model's answer: the run itself stopped, not the call alone.
+        expect(Date.now() - abortedAt).toBeLessThan(2500);
+        await new Promise((resolve) => setTimeout(resolve, 3200 - (Date.now() - abortedAt)));
+        const { store, thread } = await threadOf(dataDir);
+        expect((await store.listMessages(thread.id)).map((m) => m.role)).toEqual(['user']);
+        expect(model.requests.length).toBe(before + 1);
+      } finally {
+        await client.close();
+      }
+    },
+    20_000,
+  );
+});

@@ -41,6 +41,8 @@ export interface RunSpec {
   /** Values supplied with the call (top-level runs). */
   variables?: Record<string, string>;
   signal: AbortSignal;
+  /** The controller whose signal `signal` is, given over: the run's own, instead of a new one linked to it. */
+  controller?: AbortController;
   progress: (message: string) => void;
   /** The calling run, for a sub-prompt: values, secrets and chat flow down from it. */
   parent?: Run;
@@ -137,11 +139,11 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
 
   // A run stops when its caller cancels or when the server shuts down.
   // The run's own signal: it follows the caller's, and shutdown aborts it (see Runtime.shutdown).
-  const controller = new AbortController();
+  const controller = spec.controller ?? new AbortController();
   const signal = controller.signal;
   if (services.stopping.signal.aborted) controller.abort(services.stopping.signal.reason);
   else if (spec.signal.aborted) controller.abort(spec.signal.reason);
-  else spec.signal.addEventListener('abort', () => controller.abort(spec.signal.reason), { once: true });
+  else if (signal !== spec.signal) spec.signal.addEventListener('abort', () => controller.abort(spec.signal.reason), { once: true });
   // A child's thread names its parent: the parent is written first.
   if (parent && !existing) await writeOpening(parent);
   const thread =
