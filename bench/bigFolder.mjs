@@ -81,9 +81,8 @@ async function start(args, { env = {}, search = false } = {}) {
   return { initialize, firstByte, list, search: searchMs, rss, tools: tools.length, bytes: Buffer.byteLength(JSON.stringify({ tools })) };
 }
 
-async function series(n, make) {
-  const runs = [];
-  for (let i = 0; i < n; i++) runs.push(await make(i));
+/** Median figures of a kind of start's runs. */
+function summarize(runs) {
   const pick = (key) => median(runs.map((r) => r[key]).filter((v) => v !== undefined));
   return {
     initialize: pick('initialize'),
@@ -95,6 +94,19 @@ async function series(n, make) {
     bytes: runs[0].bytes,
     runs: runs.length,
   };
+}
+
+/**
+ * Runs kinds of starts in rounds, one of each kind a round (a kind with fewer runs sits the later rounds out), so a
+ * slow spell of a shared machine falls on every kind alike rather than on the one whose series it met.
+ */
+async function inTurn(kinds) {
+  const runs = Object.fromEntries(Object.keys(kinds).map((name) => [name, []]));
+  const rounds = Math.max(...Object.values(kinds).map((kind) => kind.runs));
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, kind] of Object.entries(kinds)) if (round < kind.runs) runs[name].push(await kind.start());
+  }
+  return Object.fromEntries(Object.entries(runs).map(([name, done]) => [name, summarize(done)]));
 }
 
 export async function run() {
@@ -111,42 +123,47 @@ export async function run() {
       for (const name of ['catalog-v1.json']) rmSync(path.join(dataDir, 'cache', name), { force: true });
     };
 
-    // The file system cache warm for both (the generated files were just written).
-    await start(bare);
-    const bareRuns = await series(RUNS, () => start(bare));
-    process.stderr.write(`bigFolder: bare ${fmt(bareRuns.list)} ms\n`);
-    const bareInputOnlyRuns = await series(RUNS, () => start(bareInputOnly));
-
-    const firstEver = await series(COLD_RUNS, async () => {
-      const dataDir = freshDataDir();
-      try {
-        return await start(serve('--tool-search', 'off'), { env: { AGENTPORT_DATA_DIR: dataDir } });
-      } finally {
-        removeDir(dataDir);
-      }
-    });
-    process.stderr.write(`bigFolder: first-ever ${fmt(firstEver.list)} ms\n`);
-
+    // The file system cache warm for both (the generated files were just written); agentport's start-up cache written.
     const dataDir = freshDataDir();
     const env = { AGENTPORT_DATA_DIR: dataDir };
+    await start(bare);
     await start(serve('--tool-search', 'off'), { env });
-    const warm = await series(RUNS, () => start(serve('--tool-search', 'off'), { env }));
-    process.stderr.write(`bigFolder: warm ${fmt(warm.list)} ms\n`);
-    // Files changed since the last start: the start-up cache is gone, the folder loads in full again.
-    const rebuilt = await series(RUNS, () => {
-      noStartupCache(dataDir);
-      return start(serve('--tool-search', 'off'), { env });
+    const timed = await inTurn({
+      bare: { runs: RUNS, start: () => start(bare) },
+      bareInputOnly: { runs: RUNS, start: () => start(bareInputOnly) },
+      firstEver: {
+        runs: COLD_RUNS,
+        start: async () => {
+          const fresh = freshDataDir();
+          try {
+            return await start(serve('--tool-search', 'off'), { env: { AGENTPORT_DATA_DIR: fresh } });
+          } finally {
+            removeDir(fresh);
+          }
+        },
+      },
+      warm: { runs: RUNS, start: () => start(serve('--tool-search', 'off'), { env }) },
+      // Files changed since the last start: the start-up cache is gone, the folder loads in full again (and writes it).
+      rebuilt: {
+        runs: RUNS,
+        start: () => {
+          noStartupCache(dataDir);
+          return start(serve('--tool-search', 'off'), { env });
+        },
+      },
+      warmSearch: { runs: RUNS, start: () => start(serve(), { env, search: true }) },
     });
-    process.stderr.write(`bigFolder: rebuilt ${fmt(rebuilt.list)} ms\n`);
-    const warmSearch = await series(RUNS, () => start(serve(), { env, search: true }));
-    const coldSearch = await series(1, async () => {
-      const fresh = freshDataDir();
-      try {
-        return await start(serve(), { env: { AGENTPORT_DATA_DIR: fresh }, search: true });
-      } finally {
-        removeDir(fresh);
-      }
-    });
+    const { bare: bareRuns, bareInputOnly: bareInputOnlyRuns, firstEver, warm, rebuilt, warmSearch } = timed;
+    process.stderr.write(
+      `bigFolder: bare ${fmt(bareRuns.list)} ms, first-ever ${fmt(firstEver.list)}, warm ${fmt(warm.list)}, rebuilt ${fmt(rebuilt.list)}\n`,
+    );
+    const fresh = freshDataDir();
+    let coldSearch;
+    try {
+      coldSearch = summarize([await start(serve(), { env: { AGENTPORT_DATA_DIR: fresh }, search: true })]);
+    } finally {
+      removeDir(fresh);
+    }
     removeDir(dataDir);
 
     const row = (label, r, target = '') =>
@@ -156,7 +173,8 @@ export async function run() {
       '',
       `\`node bench/bigFolder.mjs\` (\`BENCH_PROMPTS=${COUNT}\`): one TypeScript file per prompt with a zod input schema`,
       '(Seal-Tools tools), one model file. Each start is spawn -> initialize -> first tools/list through the MCP client',
-      "over stdio, `--tool-search off` so both servers list every tool; medians; peak RSS is the child's VmHWM.",
+      'over stdio, `--tool-search off` so both servers list every tool; the kinds of start take turns, round after',
+      "round; medians; peak RSS is the child's VmHWM.",
       'The ratios are to the bare server listing the tools as agentport does: the same zod input schemas with the',
       "thread_id argument, closed objects, title and annotations, and agentport's output schema as ready JSON Schema",
       '(one shared object, as in agentport), so that the client reads a tools/list of about the same size from both',
