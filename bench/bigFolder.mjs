@@ -128,6 +128,11 @@ export async function run() {
     const env = { AGENTPORT_DATA_DIR: dataDir };
     await start(bare);
     await start(serve('--tool-search', 'off'), { env });
+    // Starts with tool search keep a folder of their own: the search index saved beside the start-up cache names the
+    // catalogue it was built for, and the cache-cleared starts write a new one.
+    const searchDir = freshDataDir();
+    const searchEnv = { AGENTPORT_DATA_DIR: searchDir };
+    await start(serve(), { env: searchEnv, search: true });
     const timed = await inTurn({
       bare: { runs: RUNS, start: () => start(bare) },
       bareInputOnly: { runs: RUNS, start: () => start(bareInputOnly) },
@@ -151,7 +156,7 @@ export async function run() {
           return start(serve('--tool-search', 'off'), { env });
         },
       },
-      warmSearch: { runs: RUNS, start: () => start(serve(), { env, search: true }) },
+      warmSearch: { runs: RUNS, start: () => start(serve(), { env: searchEnv, search: true }) },
     });
     const { bare: bareRuns, bareInputOnly: bareInputOnlyRuns, firstEver, warm, rebuilt, warmSearch } = timed;
     process.stderr.write(
@@ -165,6 +170,7 @@ export async function run() {
       removeDir(fresh);
     }
     removeDir(dataDir);
+    removeDir(searchDir);
 
     const row = (label, r, target = '') =>
       `| ${label} | ${r.runs} | ${r.tools} | ${(r.bytes / 2 ** 20).toFixed(1)} | ${fmt(r.initialize)} | ${r.firstByte === undefined ? '—' : fmt(r.firstByte)} | ${fmt(r.list)} | ${(r.list / bareRuns.list).toFixed(2)}${target ? ` (${target})` : ''} | ${r.rss === undefined ? '—' : r.rss.toFixed(0)} | ${r.rss === undefined ? '—' : (r.rss / bareRuns.rss).toFixed(2)} |`;
