@@ -2,7 +2,9 @@
  * Cancellation of tool calls across server instances. Over stateless
  * Streamable HTTP each request gets its own server instance, so the
  * `notifications/cancelled` for a call reaches one that never saw it. Calls
- * in flight are kept here by request id, for every instance of one server;
+ * in flight are kept here by request id, for every instance of one server
+ * (stdio calls are not: one instance serves the connection, see
+ * `connectionFactory` in createServer.ts);
  * a cancellation aborts the call with that id. Ids are chosen by clients and
  * may repeat across clients: when several calls in flight share the id, none
  * is aborted rather than the wrong one. With OAuth, a cancellation reaches
