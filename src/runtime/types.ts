@@ -44,7 +44,7 @@ export interface RunRequest {
   signal?: AbortSignal;
   /**
    * A controller of the caller's own given over to the run instead of `signal`: the run stops when it is
-   * aborted, and aborts it itself to stop (shutdown, termination), rather than linking a controller of its
+   * aborted, and aborts it itself when the server shuts down, rather than linking a controller of its
    * own to the caller's signal, which costs a call an AbortSignal and a listener.
    */
   controller?: AbortController;

@@ -253,7 +253,8 @@ export function createAgentportServer(
       registerTaskMethods(server, taskInputs, getRuntime);
       // Over stateless HTTP the cancellation arrives at another server instance: it is routed here.
       server.setNotificationHandler('notifications/cancelled', (notification) => {
-        cancellations.cancel(notification.params.requestId, notification.params.reason);
+        // A connection's own calls are not routed: another transport's call with the same id is not this client's.
+        if (routed) cancellations.cancel(notification.params.requestId, notification.params.reason);
         // The SDK's own handling (its request signals) still applies to this instance's requests.
         (server as unknown as { _oncancel?: (n: typeof notification) => void })._oncancel?.(notification);
       });

@@ -1,7 +1,9 @@
 /**
  * Progress notifications and cancellation through the MCP client.
  */
+import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
+import { newClient } from '../support/mcpClients.js';
 import { textOf } from '../support/inProcess.js';
 import { useRuntimeHarness } from './harness.js';
 
@@ -60,6 +62,36 @@ describe('cancellation over stateless HTTP (2025-11-25 clients)', () => {
       async () => (await h.agentport.runtime.store.listThreads()).find((t) => !threadsBefore.has(t.id))?.status === 'cancelled',
       1000,
     );
+  });
+});
+
+describe('cancellation over a connection (stdio-like) beside stateless HTTP', () => {
+  it('[RL-6] a cancellation from a connection does not reach an HTTP call with the same request id', async () => {
+    // Both clients are fresh: initialize is request 0 for each, and the tool call request 1.
+    const overHttp = await h.agentport.connect('legacy');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await (await h.agentport.server.connectionFactory({ era: 'legacy' })).connect(serverSide);
+    const overConnection = newClient('legacy');
+    await overConnection.connect(clientSide);
+    try {
+      h.model.reply({ text: 'answered', delayMs: 800 }, { text: 'answered', delayMs: 800 });
+      const httpCall = overHttp.callTool({ name: 'forgetful', arguments: { message: 'over http' } });
+      await waitFor(() => h.sent().length === 1);
+      const controller = new AbortController();
+      const connectionCall = overConnection.callTool(
+        { name: 'forgetful', arguments: { message: 'over the connection' } },
+        { signal: controller.signal },
+      );
+      await waitFor(() => h.sent().length === 2);
+      controller.abort('the user stopped it');
+      await expect(connectionCall).rejects.toThrow();
+      // The HTTP call with the same id runs to its end.
+      const result = await httpCall;
+      expect(result.isError).toBeFalsy();
+      expect(textOf(result)).toBe('answered');
+    } finally {
+      await overConnection.close();
+    }
   });
 });
 

@@ -6,7 +6,7 @@
 import { loadRegistryOrThrow } from '../../src/registry/load.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import type { RuntimeOptions } from '../../src/runtime/types.js';
-import { createAgentportServer, type ServerOptions } from '../../src/server/createServer.js';
+import { createAgentportServer, type AgentportServer, type ServerOptions } from '../../src/server/createServer.js';
 import { startHttp } from '../../src/server/http.js';
 import { MemoryStore } from '../../src/store/memoryStore.js';
 import type { Client } from '@modelcontextprotocol/client';
@@ -15,6 +15,8 @@ import { connectHttp, type Era } from './mcpClients.js';
 export interface InProcessAgentport {
   url: string;
   runtime: Runtime;
+  /** The server whose `factory` the HTTP endpoint serves (its `connectionFactory` serves connections, as stdio does). */
+  server: AgentportServer;
   logs: string[];
   connect(era?: Era): Promise<Client>;
   close(): Promise<void>;
@@ -42,6 +44,7 @@ export async function startInProcess(options: {
   return {
     url: http.url,
     runtime,
+    server,
     logs,
     async connect(era = 'modern') {
       const client = await connectHttp(era, http.url);
