@@ -139,6 +139,11 @@ function overSize(size: number, limit: number): boolean {
   return size > limit + limit / 10;
 }
 
+/** Whether one thread's parsed messages may be kept: one over a quarter of the budget is read from its log when needed. */
+function cacheable(bytes: number): boolean {
+  return bytes <= CACHE_LIMITS.messageBytes / 4;
+}
+
 /**
  * Trims a cache kept as a Map in least recently used order once it is {@link overSize}, down to
  * `limit` entries, oldest first. `spared`: keys that stay whatever their age and do not count;
@@ -808,7 +813,7 @@ export class FileStore implements Store {
 
   /** Keeps a thread's parsed messages while the budget allows, dropping the least recently used. */
   private cache(id: string, state: AppendState, replay: MessageReplay, bytes: number): void {
-    if (bytes > CACHE_LIMITS.messageBytes / 4) return;
+    if (!cacheable(bytes)) return;
     state.replay = replay;
     state.cached = bytes;
     this.cachedBytes += bytes;
@@ -1010,8 +1015,8 @@ export class FileStore implements Store {
     if (state.replay) {
       state.cached += data.length;
       this.cachedBytes += data.length;
-      // A thread that outgrows a quarter of the budget is read from its log when needed, as one that had at first.
-      if (state.cached > CACHE_LIMITS.messageBytes / 4) this.dropCached(state);
+      // A thread that outgrows its share is read from its log when needed, as one that had it at first.
+      if (!cacheable(state.cached)) this.dropCached(state);
       else this.trimMessages(threadId);
     }
   }
