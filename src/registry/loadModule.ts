@@ -79,8 +79,11 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
         handed.delete(filename!);
         return { code: given.code };
       }
-      const ready = transpiler && filename ? transpiler.take(filename, source, async) : undefined;
-      return ready !== undefined && compileDefinition(ready, filename!, async) ? { code: ready } : transformDefinition(transform, cacheDir);
+      // What jiti read must be what the worker transpiled.
+      const ready = transpiler && filename ? transpiler.take(filename, async) : undefined;
+      return ready?.source === source && compileDefinition(ready.code, filename!, async)
+        ? { code: ready.code }
+        : transformDefinition(transform, cacheDir);
     },
   });
   const viaJiti = (file: string) => jiti.import<ModuleNamespace>(file);
@@ -89,14 +92,16 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   /** A TypeScript file that imports only agentport and zod runs without jiti (plainModules.ts); the rest goes to jiti. */
   const load = (file: string): Promise<ModuleNamespace> => {
     if (!/\.m?ts$/.test(file)) return fallback(file);
+    // Read by the worker when it got there first (transpileAhead.ts).
+    const ready = transpiler?.take(file, true);
     let source: string;
     try {
-      source = readFileSync(file, 'utf8');
+      source = ready?.source ?? readFileSync(file, 'utf8');
     } catch {
       return fallback(file); // jiti reports it
     }
-    const options = { filename: file, source, ts: true, async: true, interopDefault: false };
-    const code = transpiler?.take(file, source, true) ?? sucraseTransform(options, { checked: false });
+    const code =
+      ready?.code ?? sucraseTransform({ filename: file, source, ts: true, async: true, interopDefault: false }, { checked: false });
     if (code === undefined) return fallback(file); // babel's
     const script = compileDefinition(code, file, true);
     // What does not compile goes to babel, which reports the syntax error with its position.

@@ -8,6 +8,11 @@
  * yet. Files that go to babel (transpile.ts) are left to the load, which
  * reads babel's cache. Only speed depends on the worker: one that fails
  * leaves every file to the load.
+ *
+ * The worker reads each file for both threads: the load takes the source a
+ * file was transpiled from instead of reading it again. The folder was
+ * stamped before the worker started (serveRegistry.ts), so a file edited
+ * in between leaves a stale start-up cache, never a wrong one.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -20,12 +25,16 @@ export const TRANSPILE_AHEAD_MIN_FILES = 200;
 /** Files the load transpiles itself while the worker starts: the worker begins after them. */
 const AHEAD = 256;
 
-/** One transpiled file, as the worker sends it. */
-interface Transpiled {
-  filename: string;
+/** One file as the worker made it: the source it read and sucrase's output. */
+export interface Transpiled {
   source: string;
-  async: boolean;
   code: string;
+}
+
+/** What the worker sends per file. */
+interface Sent extends Transpiled {
+  filename: string;
+  async: boolean;
 }
 
 /**
@@ -59,8 +68,8 @@ const { createJiti } = require(workerData.jiti);
 `;
 
 export interface Transpiler {
-  /** The worker's output for this file, when it is ready and made from the same source; not yet compiled (see sucraseTransform). */
-  take(filename: string, source: string, async: boolean): string | undefined;
+  /** The worker's output for this file, when it is ready (each file is handed out once); not yet compiled (see sucraseTransform). */
+  take(filename: string, async: boolean): Transpiled | undefined;
   /** Ends the worker (the load is done with it, or gave up); again does nothing. */
   stop(): void;
 }
@@ -93,19 +102,19 @@ export function startTranspiler(files: readonly string[]): Transpiler {
   worker.unref();
   // A worker that fails only leaves files for the load to transpile.
   worker.on('error', () => {});
-  const ready = new Map<string, Transpiled>();
+  const ready = new Map<string, Sent>();
   let stopped = false;
   return {
-    take(filename, source, async) {
+    take(filename, async) {
       // The load never waits for the event loop: what the worker sent so far is read synchronously.
       for (let message = receiveMessageOnPort(port1); message; message = receiveMessageOnPort(port1)) {
-        for (const file of message.message as Transpiled[]) ready.set(`${file.filename}:${file.async}`, file);
+        for (const file of message.message as Sent[]) ready.set(`${file.filename}:${file.async}`, file);
       }
       const key = `${filename}:${async}`;
       const file = ready.get(key);
       // Each file is loaded once: its output is not kept after that.
       ready.delete(key);
-      return file?.source === source ? file.code : undefined;
+      return file;
     },
     stop() {
       if (stopped) return;

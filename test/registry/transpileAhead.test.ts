@@ -2,13 +2,16 @@
  * A big folder's load takes its files transpiled ahead on a worker
  * (src/registry/transpileAhead.ts): it finds the same definitions and the
  * same problems (a syntax error with its position) as a load without the
- * worker, and only babel's output goes to the cache.
+ * worker, and only babel's output goes to the cache. The load takes the
+ * source the worker read rather than reading the file again.
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadRegistry } from '../../src/registry/load.js';
-import { TRANSPILE_AHEAD_MIN_FILES } from '../../src/registry/transpileAhead.js';
+import { createModuleLoader } from '../../src/registry/loadModule.js';
+import { sucraseTransform } from '../../src/registry/transpile.js';
+import { TRANSPILE_AHEAD_MIN_FILES, type Transpiler } from '../../src/registry/transpileAhead.js';
 import { tempDir } from '../support/mcpClients.js';
 import { writeFiles } from '../support/folders.js';
 
@@ -56,4 +59,26 @@ describe('transpiling a big folder ahead', () => {
       /broken\.ts:2:\d+ cannot load: syntax error/,
     );
   }, 60_000);
+
+  it("takes the worker's read of a file: the file is not read again, and one the worker did not send is", async () => {
+    const dir = tempDir('agentport-transpile-taken-');
+    const sent = path.join(dir, 'prompts', 'sent.ts');
+    const unsent = path.join(dir, 'prompts', 'unsent.ts');
+    writeFiles(dir, { 'prompts/unsent.ts': "export const text = 'read by the load';\n" });
+    // What the worker read of `sent` before the file went away (no file is there now).
+    const source = "export const text: string = 'read by the worker';\n";
+    const code = sucraseTransform({ filename: sent, source, ts: true, async: true, interopDefault: false }, { checked: false })!;
+    const asked: string[] = [];
+    const transpiler: Transpiler = {
+      take: (filename) => {
+        asked.push(path.basename(filename));
+        return filename === sent ? { source, code } : undefined;
+      },
+      stop: () => {},
+    };
+    const loader = await createModuleLoader({ agentsDir: dir, cacheDir: false, transpiler });
+    expect((await loader.load(sent)).text).toBe('read by the worker');
+    expect((await loader.load(unsent)).text).toBe('read by the load');
+    expect(asked).toEqual(['sent.ts', 'unsent.ts']);
+  });
 });
