@@ -1,11 +1,12 @@
 /**
  * A big folder's load: its TypeScript files are transpiled ahead on a worker
  * thread, in the order the load imports them, so the load mostly evaluates
- * code it is handed instead of transpiling it as well. The worker starts a
- * little ahead of where the load starts (the load transpiles the first files
- * itself while the worker loads jiti and sucrase) and sends its output in
- * batches; the load takes what is ready and transpiles itself what is not
- * yet. Files that go to babel (transpile.ts) are left to the load, which
+ * code it is handed instead of transpiling it as well. The load transpiles
+ * files itself while the worker starts (loading jiti and sucrase); the worker
+ * follows the load's progress (a shared counter) and starts a little ahead
+ * of wherever the load is, never on files the load has passed, and sends its
+ * output in batches; the load takes what is ready and transpiles itself what
+ * is not yet. Files that go to babel (transpile.ts) are left to the load, which
  * reads babel's cache. Only speed depends on the worker: one that fails
  * leaves every file to the load.
  *
@@ -22,8 +23,11 @@ import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_thread
 /** From this many TypeScript files, a full load transpiles ahead on a worker. */
 export const TRANSPILE_AHEAD_MIN_FILES = 200;
 
-/** Files the load transpiles itself while the worker starts: the worker begins after them. */
-const AHEAD = 256;
+/**
+ * How far ahead of the load the worker works when it finds itself behind (at its start, say): about a batch, so
+ * its output is there before the load reaches it.
+ */
+const LEAD = 16;
 
 /** One file as the worker made it: the source it read and sucrase's output. */
 export interface Transpiled {
@@ -48,8 +52,17 @@ const { createJiti } = require(workerData.jiti);
 (async () => {
   const { sucraseTransform } = await createJiti(workerData.parent).import(workerData.transpile);
   let batch = [];
-  const files = workerData.files;
-  for (const filename of [...files.slice(workerData.ahead), ...files.slice(0, workerData.ahead)]) {
+  const { files, progress, lead } = workerData;
+  for (let i = 0; i < files.length; i++) {
+    // Files the load has passed (or is about to reach) are its own: the worker goes on ahead of it.
+    const floor = Atomics.load(progress, 0) + lead;
+    if (i < floor) {
+      if (batch.length) workerData.port.postMessage(batch);
+      batch = [];
+      i = floor - 1;
+      continue;
+    }
+    const filename = files[i];
     try {
       const source = readFileSync(filename, 'utf8');
       // Compiled by the load (it compiles each file anyway): a compile here would serve no one.
@@ -78,13 +91,17 @@ export interface Transpiler {
 export function startTranspiler(files: readonly string[]): Transpiler {
   const { port1, port2 } = new MessageChannel();
   const here = fileURLToPath(import.meta.url);
+  /** How many files the load has asked for: where it is in `files`. */
+  const progress = new Int32Array(new SharedArrayBuffer(4));
+  let asked = 0;
   let worker: Worker;
   try {
     worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
         files,
-        ahead: Math.min(AHEAD, Math.floor(files.length / 4)),
+        progress,
+        lead: LEAD,
         port: port2,
         jiti: createRequire(import.meta.url).resolve('jiti'),
         transpile: path.join(path.dirname(here), `transpile${path.extname(here)}`),
@@ -106,6 +123,7 @@ export function startTranspiler(files: readonly string[]): Transpiler {
   let stopped = false;
   return {
     take(filename, async) {
+      Atomics.store(progress, 0, ++asked);
       // The load never waits for the event loop: what the worker sent so far is read synchronously.
       for (let message = receiveMessageOnPort(port1); message; message = receiveMessageOnPort(port1)) {
         for (const file of message.message as Sent[]) ready.set(`${file.filename}:${file.async}`, file);

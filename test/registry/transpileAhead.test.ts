@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRegistry } from '../../src/registry/load.js';
 import { createModuleLoader } from '../../src/registry/loadModule.js';
 import { sucraseTransform } from '../../src/registry/transpile.js';
-import { TRANSPILE_AHEAD_MIN_FILES, type Transpiler } from '../../src/registry/transpileAhead.js';
+import { TRANSPILE_AHEAD_MIN_FILES, startTranspiler, type Transpiler } from '../../src/registry/transpileAhead.js';
 import { tempDir } from '../support/mcpClients.js';
 import { writeFiles } from '../support/folders.js';
 
@@ -80,5 +80,27 @@ describe('transpiling a big folder ahead', () => {
     expect((await loader.load(sent)).text).toBe('read by the worker');
     expect((await loader.load(unsent)).text).toBe('read by the load');
     expect(asked).toEqual(['sent.ts', 'unsent.ts']);
+  });
+
+  it('never transpiles files the load has passed: it starts ahead of wherever the load is', async () => {
+    const dir = tempDir('agentport-transpile-follow-');
+    const names = Array.from({ length: 300 }, (_, i) => `prompts/f${i}.ts`);
+    writeFiles(dir, Object.fromEntries(names.map((name, i) => [name, `export const n: number = ${i};\n`])));
+    const files = names.map((name) => path.join(dir, name));
+    const transpiler = startTranspiler(files);
+    try {
+      // The load goes through the first hundred while the worker is still starting.
+      for (const file of files.slice(0, 100)) transpiler.take(file, true);
+      const last = files.at(-1)!;
+      let sent: ReturnType<Transpiler['take']>;
+      for (const started = Date.now(); !(sent = transpiler.take(last, true)) && Date.now() - started < 30_000;) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(sent?.code).toContain('299');
+      // Nothing of what the load had passed came afterwards.
+      expect(files.slice(0, 100).filter((file) => transpiler.take(file, true) !== undefined)).toEqual([]);
+    } finally {
+      transpiler.stop();
+    }
   });
 });
