@@ -3,10 +3,10 @@
  * thread, in the order the load imports them, so the load mostly evaluates
  * code it is handed instead of transpiling it as well. The load transpiles
  * files itself while the worker starts (loading jiti and sucrase); the worker
- * follows the load's progress (a shared counter) and starts a little ahead
- * of wherever the load is, never on files the load has passed, and sends its
- * output in batches; the load takes what is ready and transpiles itself what
- * is not yet. Files that go to babel (transpile.ts) are left to the load, which
+ * follows the load's progress (a shared counter of the furthest file the load
+ * has asked for) and works a batch ahead of it, never starting on a file the
+ * load has reached, and sends its output in batches; the load takes what is
+ * ready and transpiles itself what is not yet. Files that go to babel (transpile.ts) are left to the load, which
  * reads babel's cache. Only speed depends on the worker: one that fails
  * leaves every file to the load.
  *
@@ -24,8 +24,8 @@ import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_thread
 export const TRANSPILE_AHEAD_MIN_FILES = 200;
 
 /**
- * How far ahead of the load the worker works when it finds itself behind (at its start, say): about a batch, so
- * its output is there before the load reaches it.
+ * How many files ahead of the load the worker must be to start on a file (it skips forward when it is closer or
+ * behind, at its start say): about a batch, so its output is there before the load reaches it.
  */
 const LEAD = 16;
 
@@ -54,7 +54,7 @@ const { createJiti } = require(workerData.jiti);
   let batch = [];
   const { files, progress, lead } = workerData;
   for (let i = 0; i < files.length; i++) {
-    // Files the load has passed (or is about to reach) are its own: the worker goes on ahead of it.
+    // Files the load has reached (or is about to) are its own: the worker goes on ahead of it.
     const floor = Atomics.load(progress, 0) + lead;
     if (i < floor) {
       if (batch.length) workerData.port.postMessage(batch);
@@ -77,12 +77,16 @@ const { createJiti } = require(workerData.jiti);
     }
   }
   if (batch.length) workerData.port.postMessage(batch);
+  // Everything it will send has been sent.
+  workerData.port.postMessage(null);
 })();
 `;
 
 export interface Transpiler {
   /** The worker's output for this file, when it is ready (each file is handed out once); not yet compiled (see sucraseTransform). */
   take(filename: string, async: boolean): Transpiled | undefined;
+  /** Whether the worker has sent everything it will send (read without waiting). */
+  finished(): boolean;
   /** Ends the worker (the load is done with it, or gave up); again does nothing. */
   stop(): void;
 }
@@ -93,7 +97,9 @@ export function startTranspiler(files: readonly string[]): Transpiler {
   const here = fileURLToPath(import.meta.url);
   /** How many files the load has asked for: where it is in `files`. */
   const progress = new Int32Array(new SharedArrayBuffer(4));
-  let asked = 0;
+  /** Where each file is in `files`: the counter follows the load's files, not other files jiti transforms. */
+  const positions = new Map(files.map((file, index) => [file, index]));
+  let reached = 0;
   let worker: Worker;
   try {
     worker = new Worker(WORKER_SOURCE, {
@@ -113,7 +119,7 @@ export function startTranspiler(files: readonly string[]): Transpiler {
     });
   } catch {
     // No worker (a permission model, too many threads): the load transpiles every file itself.
-    return { take: () => undefined, stop: () => port1.close() };
+    return { take: () => undefined, finished: () => true, stop: () => port1.close() };
   }
   // The worker never keeps the process alive: a load that throws before stopping it leaves nothing running.
   worker.unref();
@@ -121,18 +127,29 @@ export function startTranspiler(files: readonly string[]): Transpiler {
   worker.on('error', () => {});
   const ready = new Map<string, Sent>();
   let stopped = false;
+  let ended = false;
+  // The load never waits for the event loop: what the worker sent so far is read synchronously.
+  const receive = () => {
+    for (let message = receiveMessageOnPort(port1); message; message = receiveMessageOnPort(port1)) {
+      const files = message.message as Sent[] | null;
+      if (files === null) ended = true;
+      else for (const file of files) ready.set(`${file.filename}:${file.async}`, file);
+    }
+  };
   return {
     take(filename, async) {
-      Atomics.store(progress, 0, ++asked);
-      // The load never waits for the event loop: what the worker sent so far is read synchronously.
-      for (let message = receiveMessageOnPort(port1); message; message = receiveMessageOnPort(port1)) {
-        for (const file of message.message as Sent[]) ready.set(`${file.filename}:${file.async}`, file);
-      }
+      const position = positions.get(filename);
+      if (position !== undefined && position >= reached) Atomics.store(progress, 0, (reached = position + 1));
+      receive();
       const key = `${filename}:${async}`;
       const file = ready.get(key);
       // Each file is loaded once: its output is not kept after that.
       ready.delete(key);
       return file;
+    },
+    finished() {
+      if (!stopped) receive();
+      return ended || stopped;
     },
     stop() {
       if (stopped) return;
