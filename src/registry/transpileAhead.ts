@@ -6,9 +6,9 @@
  * follows the load's progress (a shared counter of the furthest file the load
  * has asked for) and works a batch ahead of it, never starting on a file the
  * load has reached, and sends its output in batches; the load takes what is
- * ready and transpiles itself what is not yet. Files that go to babel (transpile.ts) are left to the load, which
- * reads babel's cache. Only speed depends on the worker: one that fails
- * leaves every file to the load.
+ * ready and transpiles itself what is not yet. Files that go to babel
+ * (transpile.ts) are left to the load, which reads babel's cache. Only
+ * speed depends on the worker: one that fails leaves every file to the load.
  *
  * The worker reads each file for both threads: the load takes the source a
  * file was transpiled from instead of reading it again. The folder was
@@ -95,11 +95,10 @@ export interface Transpiler {
 export function startTranspiler(files: readonly string[]): Transpiler {
   const { port1, port2 } = new MessageChannel();
   const here = fileURLToPath(import.meta.url);
-  /** How many files the load has asked for: where it is in `files`. */
+  /** One past the furthest of `files` the load has asked for (only this thread writes it). */
   const progress = new Int32Array(new SharedArrayBuffer(4));
   /** Where each file is in `files`: the counter follows the load's files, not other files jiti transforms. */
   const positions = new Map(files.map((file, index) => [file, index]));
-  let reached = 0;
   let worker: Worker;
   try {
     worker = new Worker(WORKER_SOURCE, {
@@ -139,7 +138,7 @@ export function startTranspiler(files: readonly string[]): Transpiler {
   return {
     take(filename, async) {
       const position = positions.get(filename);
-      if (position !== undefined && position >= reached) Atomics.store(progress, 0, (reached = position + 1));
+      if (position !== undefined && position >= progress[0]!) Atomics.store(progress, 0, position + 1);
       receive();
       const key = `${filename}:${async}`;
       const file = ready.get(key);
