@@ -120,7 +120,7 @@ export async function run() {
     const serve = (...extra) => [CLI, 'serve', '--dir', agents, ...extra];
     const freshDataDir = () => tempDir('agentport-big-data-');
     const noStartupCache = (dataDir) => {
-      for (const name of ['catalog-v1.json']) rmSync(path.join(dataDir, 'cache', name), { force: true });
+      for (const name of ['catalog-v2.jsonl']) rmSync(path.join(dataDir, 'cache', name), { force: true });
     };
 
     // The file system cache warm for both (the generated files were just written); agentport's start-up cache written.

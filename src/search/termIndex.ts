@@ -11,12 +11,27 @@
  * the dependency is pinned to an exact version and the search tests exercise
  * every accessor.
  */
-import MiniSearch, { type AsPlainObject } from 'minisearch';
+import MiniSearch from 'minisearch';
+import type SearchableMap from 'minisearch/SearchableMap';
 import { FIELD_NAMES, type ToolDocument } from './document.js';
+import type { IndexParts } from './savedIndex.js';
 import { tokenize } from './tokenize.js';
 
 /** Postings of one term: field id -> (document short id -> term frequency). */
 export type TermPostings = ReadonlyMap<number, ReadonlyMap<number, number>>;
+type Postings = Map<number, Map<number, number>>;
+
+/**
+ * A restored index's postings, as saved: term `i`'s are `postings[offsets[i]]` up to `postings[offsets[i + 1]]`,
+ * runs of field id, document count, then (short id, frequency) pairs. The radix tree holds `i` for such a term until
+ * its postings are decoded.
+ */
+interface SavedPostings {
+  offsets: Int32Array;
+  postings: Int32Array;
+  /** Terms decoded so far, by position: searches read them from here, the tree keeps the position. */
+  decoded: Map<number, Postings>;
+}
 
 /** The field id of `name` (its position in {@link FIELD_NAMES}). */
 export const NAME_FIELD_ID = FIELD_NAMES.indexOf('name');
@@ -56,6 +71,9 @@ export class TermIndex extends MiniSearch<ToolDocument> {
   /** Term -> its postings, in front of the radix tree while documents are added. */
   private readonly postingsByTerm = new Map<string, Map<number, Map<number, number>>>();
 
+  /** Postings not decoded yet, when restored (see {@link decodeAll}). */
+  private saved: SavedPostings | undefined;
+
   constructor() {
     super(OPTIONS);
     // Building the index is mostly MiniSearch walking its radix tree once per
@@ -76,12 +94,14 @@ export class TermIndex extends MiniSearch<ToolDocument> {
   }
 
   override remove(document: ToolDocument): void {
+    this.decodeAll();
     // Removing can drop terms from the tree; the Map must not keep detached postings.
     this.postingsByTerm.clear();
     super.remove(document);
   }
 
   override add(document: ToolDocument): void {
+    this.decodeAll();
     super.add(document);
     const shortId = this._idToShortId.get(document.id);
     const lengths = shortId === undefined ? undefined : this._fieldLength.get(shortId);
@@ -96,27 +116,118 @@ export class TermIndex extends MiniSearch<ToolDocument> {
   }
 
   /**
-   * An index saved with `toJSON`: MiniSearch restores its own state (several
-   * times faster than adding the documents again), moved into a TermIndex.
+   * The radix tree as a restored index fills it: a term's postings, or its position in the saved postings until
+   * decoded. MiniSearch's own methods read only postings: every term is decoded before it runs one (add, remove).
    */
-  static restore(saved: AsPlainObject): TermIndex {
-    const plain = MiniSearch.loadJS<ToolDocument>(saved, OPTIONS) as TermIndex;
-    const index = new TermIndex();
-    index._documentCount = plain._documentCount;
-    index._nextId = plain._nextId;
-    index._documentIds = plain._documentIds;
-    index._idToShortId = plain._idToShortId;
-    index._fieldIds = plain._fieldIds;
-    index._fieldLength = plain._fieldLength;
-    index._avgFieldLength = plain._avgFieldLength;
-    index._storedFields = plain._storedFields;
-    index._dirtCount = plain._dirtCount;
-    index._index = plain._index;
-    index.lengths = new Float64Array(Math.max(index._nextId, 64) * FIELD_COUNT);
-    for (const [shortId, lengths] of index._fieldLength) {
-      for (let field = 0; field < FIELD_COUNT; field++) index.lengths[shortId * FIELD_COUNT + field] = lengths[field] ?? 0;
+  private get tree(): SearchableMap<Postings | number> {
+    return this._index as unknown as SearchableMap<Postings | number>;
+  }
+
+  /**
+   * The index in the form {@link restore} takes: the document tables and every term's postings, as a header and
+   * integer arrays (savedIndex.ts lays them out in bytes).
+   */
+  save(): IndexParts {
+    const ids: string[] = [];
+    const shortIds: number[] = [];
+    const fieldLengths: number[] = [];
+    for (const [shortId, id] of this._documentIds) {
+      ids.push(id as string);
+      shortIds.push(shortId);
+      const lengths = this._fieldLength.get(shortId);
+      for (let field = 0; field < FIELD_COUNT; field++) fieldLengths.push(lengths?.[field] ?? 0);
     }
+    const terms: string[] = [];
+    const offsets: number[] = [0];
+    const postings: number[] = [];
+    for (const [term, value] of this.tree) {
+      terms.push(term);
+      for (const [fieldId, documents] of this.postingsOf(value)!) {
+        postings.push(fieldId, documents.size);
+        for (const [shortId, frequency] of documents) postings.push(shortId, frequency);
+      }
+      offsets.push(postings.length);
+    }
+    return {
+      header: { documentCount: this._documentCount, nextId: this._nextId, averageFieldLength: this._avgFieldLength, ids, terms },
+      arrays: [Int32Array.from(shortIds), Int32Array.from(fieldLengths), Int32Array.from(offsets), Int32Array.from(postings)],
+    };
+  }
+
+  /**
+   * An index saved with {@link save}. Only the tables and the term tree are built now; a term's postings are decoded
+   * when a search first reads them, or all at once before the index changes. Throws when `saved` is not consistent.
+   */
+  static restore({ header, arrays }: IndexParts): TermIndex {
+    const { documentCount, nextId, averageFieldLength, ids, terms } = header;
+    const [shortIds, fieldLengths, offsets, postings] = arrays;
+    if (
+      !Number.isInteger(documentCount) ||
+      !Number.isInteger(nextId) ||
+      !isArrayOf(averageFieldLength, 'number') ||
+      averageFieldLength.length !== FIELD_COUNT ||
+      !isArrayOf(ids, 'string') ||
+      !isArrayOf(terms, 'string') ||
+      arrays.length !== 4 ||
+      shortIds!.length !== ids.length ||
+      fieldLengths!.length !== ids.length * FIELD_COUNT ||
+      !validOffsets(offsets!, terms.length, postings!.length)
+    ) {
+      throw new Error('not a saved term index');
+    }
+    const index = new TermIndex();
+    index._documentCount = documentCount as number;
+    index._nextId = nextId as number;
+    index._avgFieldLength = averageFieldLength;
+    index.lengths = new Float64Array(Math.max(index._nextId, 64) * FIELD_COUNT);
+    for (let i = 0; i < ids.length; i++) {
+      const shortId = shortIds![i]!;
+      if (shortId < 0 || shortId >= index._nextId) throw new Error('not a saved term index');
+      index._documentIds.set(shortId, ids[i]);
+      index._idToShortId.set(ids[i], shortId);
+      const lengths = Array.from(fieldLengths!.subarray(i * FIELD_COUNT, (i + 1) * FIELD_COUNT));
+      index._fieldLength.set(shortId, lengths);
+      index.lengths.set(lengths, shortId * FIELD_COUNT);
+    }
+    // Until decoded, a term's value in the tree is its position in the saved postings.
+    for (let i = 0; i < terms.length; i++) index.tree.set(terms[i]!, i);
+    index.saved = { offsets: offsets!, postings: postings!, decoded: new Map() };
     return index;
+  }
+
+  /** Decodes every term still saved, into the tree: MiniSearch's own updates expect its postings there. */
+  private decodeAll(): void {
+    if (this.saved === undefined) return;
+    const decoded: Array<[string, Postings]> = [];
+    for (const [term, value] of this.tree) if (typeof value === 'number') decoded.push([term, this.decode(value)]);
+    for (const [term, postings] of decoded) this.tree.set(term, postings);
+    this.saved = undefined;
+  }
+
+  /** The postings of the saved term at `position`, decoded once. */
+  private decode(position: number): Postings {
+    const saved = this.saved!;
+    let postings = saved.decoded.get(position);
+    if (postings !== undefined) return postings;
+    postings = new Map();
+    const data = saved.postings;
+    const end = saved.offsets[position + 1]!;
+    let at = saved.offsets[position]!;
+    while (at + 2 <= end) {
+      const fieldId = data[at]!;
+      const stop = Math.min(end, at + 2 + 2 * data[at + 1]!);
+      const documents = new Map<number, number>();
+      for (at += 2; at + 2 <= stop; at += 2) documents.set(data[at]!, data[at + 1]!);
+      postings.set(fieldId, documents);
+      at = stop;
+    }
+    saved.decoded.set(position, postings);
+    return postings;
+  }
+
+  /** A value of the tree as postings, decoding a saved term's. */
+  private postingsOf(value: Postings | number | undefined): Postings | undefined {
+    return typeof value === 'number' ? this.decode(value) : value;
   }
 
   /** The short id MiniSearch gave a document, or `undefined`. */
@@ -136,7 +247,7 @@ export class TermIndex extends MiniSearch<ToolDocument> {
 
   /** The postings of an exact term, or `undefined` if no document has it. */
   postings(term: string): TermPostings | undefined {
-    return this._index.get(term);
+    return this.postingsOf(this.tree.get(term));
   }
 
   /**
@@ -144,8 +255,8 @@ export class TermIndex extends MiniSearch<ToolDocument> {
    * most `maxExtra` characters longer, the exact term included.
    */
   forEachTermWithPrefix(prefix: string, maxExtra: number, visit: (term: string, postings: TermPostings) => void): void {
-    for (const [term, postings] of this._index.atPrefix(prefix)) {
-      if (term.length - prefix.length <= maxExtra) visit(term, postings);
+    for (const [term, value] of this.tree.atPrefix(prefix)) {
+      if (term.length - prefix.length <= maxExtra) visit(term, this.postingsOf(value)!);
     }
   }
 
@@ -162,4 +273,15 @@ export class TermIndex extends MiniSearch<ToolDocument> {
   averageFieldLength(fieldId: number): number {
     return this._avgFieldLength[fieldId] ?? 0;
   }
+}
+
+function isArrayOf<T extends 'string' | 'number'>(value: unknown, type: T): value is Array<T extends 'string' ? string : number> {
+  return Array.isArray(value) && value.every((item) => typeof item === type);
+}
+
+/** Whether `offsets` cuts `length` saved integers into `terms` runs, in order. */
+function validOffsets(offsets: Int32Array, terms: number, length: number): boolean {
+  if (offsets.length !== terms + 1 || offsets[0] !== 0 || offsets[terms] !== length) return false;
+  for (let i = 1; i <= terms; i++) if (offsets[i]! < offsets[i - 1]!) return false;
+  return true;
 }

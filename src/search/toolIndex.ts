@@ -6,7 +6,7 @@ import { clauseTerms } from './clauses.js';
 import { toolDocument, type ToolDocument } from './document.js';
 import { parseQuery } from './query.js';
 import { Ranker, type RankingOptions } from './ranker.js';
-import type { AsPlainObject } from 'minisearch';
+import { packIndex, unpackIndex } from './savedIndex.js';
 import { TermIndex } from './termIndex.js';
 import { requiredWordSets } from './tokenize.js';
 import { DEFAULT_MAX_RESULTS, type SearchOptions, type SearchOutcome, type SearchableTool } from './types.js';
@@ -35,9 +35,10 @@ export class ToolSearchIndex {
   /**
    * Each tool with the document indexed for it. MiniSearch removes a document
    * by tokenizing it again, so removal needs that exact text, even if the
-   * caller has since mutated the tool object.
+   * caller has since mutated the tool object. A restored index's tools have
+   * none until one is needed (see {@link restore}).
    */
-  private readonly entries = new Map<string, { readonly tool: SearchableTool; readonly document: ToolDocument }>();
+  private readonly entries = new Map<string, { readonly tool: SearchableTool; document: ToolDocument | undefined }>();
   /** Lowercased name -> names, for the case-insensitive fallback of `select:` and exact-name queries. */
   private readonly byLowerName = new Map<string, string[]>();
   private terms: TermIndex;
@@ -53,34 +54,44 @@ export class ToolSearchIndex {
   }
 
   /**
-   * The index as JSON-ready data, to be given back to {@link restore} with the
-   * same tools (a start-up cache saves it: restoring is several times faster
-   * than indexing the tools again).
+   * The index as bytes, to be given back to {@link restore} with the same
+   * tools (a start-up cache saves it: restoring takes a small part of the
+   * time indexing the tools again does).
    */
-  toJSON(): SavedToolSearchIndex {
-    return { format: SAVED_FORMAT, names: this.names(), terms: this.terms.toJSON() };
+  save(): Uint8Array {
+    const { header, arrays } = this.terms.save();
+    return packIndex({ header: { ...header, format: SAVED_FORMAT, names: this.names() }, arrays });
   }
 
   /**
-   * The index `saved` holds, over `tools`; undefined when it was saved from
-   * other tools (by name) or in another format, to be built again instead.
+   * The index `saved` holds, over `tools`; undefined when there is none, or it
+   * was saved from other tools (by name) or in another format, to be built
+   * again instead. The tools are indexed as they were saved: each one's
+   * document is made from it only when it is removed, so they must not have
+   * changed since.
    */
-  static restore(saved: unknown, tools: readonly SearchableTool[], options: ToolSearchIndexOptions = {}): ToolSearchIndex | undefined {
-    if (!isSaved(saved) || saved.names.length !== tools.length) return undefined;
-    const index = new ToolSearchIndex([], options);
+  static restore(
+    saved: Uint8Array | undefined,
+    tools: readonly SearchableTool[],
+    options: ToolSearchIndexOptions = {},
+  ): ToolSearchIndex | undefined {
+    const parts = saved && unpackIndex(saved);
+    const names = parts?.header.names;
+    if (!parts || parts.header.format !== SAVED_FORMAT || !Array.isArray(names) || names.length !== tools.length) return undefined;
     let terms: TermIndex;
     try {
-      terms = TermIndex.restore(saved.terms);
+      terms = TermIndex.restore(parts);
     } catch {
       return undefined;
     }
     if (terms.documentCount !== tools.length) return undefined;
     for (const [i, tool] of tools.entries()) {
-      if (tool.name !== saved.names[i] || terms.shortIdOf(tool.name) === undefined) return undefined;
+      if (tool.name !== names[i] || terms.shortIdOf(tool.name) === undefined) return undefined;
     }
+    const index = new ToolSearchIndex([], options);
     index.terms = terms;
     index.ranker = new Ranker(terms, (doc) => index.nameOfDoc(doc), options);
-    for (const tool of tools) index.keep(tool, toolDocument(tool));
+    for (const tool of tools) index.keep(tool, undefined);
     return index;
   }
 
@@ -117,7 +128,7 @@ export class ToolSearchIndex {
   }
 
   /** Keeps an indexed tool and finds it by its name in any case. */
-  private keep(tool: SearchableTool, document: ToolDocument): void {
+  private keep(tool: SearchableTool, document: ToolDocument | undefined): void {
     this.entries.set(tool.name, { tool, document });
     const lower = tool.name.toLowerCase();
     const same = this.byLowerName.get(lower);
@@ -133,7 +144,7 @@ export class ToolSearchIndex {
       if (entry === undefined) continue;
       // `remove` (not `discard`) cleans the postings now, so document
       // frequencies stay exact without vacuuming.
-      this.terms.remove(entry.document);
+      this.terms.remove(documentOf(entry));
       this.entries.delete(name);
       const lower = name.toLowerCase();
       const same = this.byLowerName.get(lower)?.filter((other) => other !== name) ?? [];
@@ -149,7 +160,7 @@ export class ToolSearchIndex {
   private compact(): void {
     this.terms = new TermIndex();
     this.ranker = new Ranker(this.terms, (doc) => this.nameOfDoc(doc), this.options);
-    for (const { document } of this.entries.values()) this.terms.add(document);
+    for (const entry of this.entries.values()) this.terms.add(documentOf(entry));
   }
 
   /**
@@ -221,19 +232,12 @@ export class ToolSearchIndex {
   }
 }
 
-const SAVED_FORMAT = 1;
+/** The saved form's version (the header's `format`), with the tool names in order beside the term index's own. */
+const SAVED_FORMAT = 2;
 
-/** What {@link ToolSearchIndex.toJSON} gives: the tool names in order, and MiniSearch's own state. */
-export interface SavedToolSearchIndex {
-  format: number;
-  names: string[];
-  terms: AsPlainObject;
-}
-
-function isSaved(value: unknown): value is SavedToolSearchIndex {
-  if (typeof value !== 'object' || value === null) return false;
-  const saved = value as Partial<Record<keyof SavedToolSearchIndex, unknown>>;
-  return saved.format === SAVED_FORMAT && Array.isArray(saved.names) && typeof saved.terms === 'object' && saved.terms !== null;
+/** The document an entry was indexed with; made from its tool (once) when restored without one. */
+function documentOf(entry: { readonly tool: SearchableTool; document: ToolDocument | undefined }): ToolDocument {
+  return (entry.document ??= toolDocument(entry.tool));
 }
 
 function maxResultsOf(options: SearchOptions): number {

@@ -43,13 +43,13 @@ export interface Surface {
 
 /**
  * Where the search index of these very tools is kept between starts (the
- * start-up cache): restoring it is several times faster than building it.
+ * start-up cache): restoring it is many times faster than building it.
  */
 export interface SavedSearchIndex {
   /** The saved index, if any (checked against the tools before use). */
-  read(): unknown;
+  read(): Uint8Array | undefined;
   /** Keeps the index just built, once it is. */
-  write(index: unknown): void;
+  write(index: Uint8Array): void;
 }
 
 export function planSurface(tools: readonly ExposedTool[], settings: ToolSearchSettings, saved?: SavedSearchIndex): Surface {
@@ -96,20 +96,17 @@ const INDEX_CHUNK = 250;
  */
 async function buildIndex(tools: readonly ExposedTool[], saved?: SavedSearchIndex): Promise<ToolSearchIndex> {
   const { ToolSearchIndex } = await import('../search/toolIndex.js');
-  const searchable = () => tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
-  const restored = saved ? ToolSearchIndex.restore(saved.read(), searchable()) : undefined;
+  // The exposed tools themselves are indexed (search reads only name, description and input schema): a restored
+  // index reads none of their input schemas, which a start-up cache parses only when read (cacheFile.ts).
+  const restored = saved ? ToolSearchIndex.restore(saved.read(), tools) : undefined;
   if (restored) return restored;
   const index = new ToolSearchIndex();
   for (let start = 0; start < tools.length; start += INDEX_CHUNK) {
     if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-    index.add(
-      tools
-        .slice(start, start + INDEX_CHUNK)
-        .map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
-    );
+    index.add(tools.slice(start, start + INDEX_CHUNK));
   }
   // After the search waiting for it has its answer.
-  if (saved) setImmediate(() => saved.write(index.toJSON()));
+  if (saved) setImmediate(() => saved.write(index.save()));
   return index;
 }
 

@@ -51,7 +51,7 @@ describe('serve with the start-up cache', () => {
     const cold = await connectStdio('legacy', { agentsDir, dataDir, env: env() });
     const coldList = await cold.client.listTools();
     await cold.client.close();
-    expect(existsSync(path.join(dataDir, 'cache', 'catalog-v1.json'))).toBe(true);
+    expect(existsSync(path.join(dataDir, 'cache', 'catalog-v2.jsonl'))).toBe(true);
     expect(existsSync(marker)).toBe(true);
     rmSync(marker);
 
@@ -98,7 +98,9 @@ describe('serve with the start-up cache', () => {
     expect(run.stderr).toMatch(/not starting: 1 error\(s\)/);
     // The cache of the clean folder is still there, but a start never uses it for this folder.
     expect(
-      JSON.parse(readFileSync(path.join(dataDir, 'cache', 'catalog-v1.json'), 'utf8')).tools.map((tool: { name: string }) => tool.name),
+      JSON.parse(readFileSync(path.join(dataDir, 'cache', 'catalog-v2.jsonl'), 'utf8').split('\n')[0]!).tools.map(
+        (tool: { name: string }) => tool.name,
+      ),
     ).toContain('beta');
   }, 60_000);
 });

@@ -47,7 +47,7 @@ describe('transpiling definition files', () => {
     const cacheRoot = tempDir('agentport-cache-');
     const cacheDir = path.join(cacheRoot, TRANSPILE_CACHE_FOLDER);
     // What an earlier format of the cache left goes with the first entry written; the rest of the cache stays.
-    writeFiles(cacheRoot, { 'babel-1/0123/async-4567.js': 'old', 'catalog-v1.json': '{}' });
+    writeFiles(cacheRoot, { 'babel-1/0123/async-4567.js': 'old', 'catalog-v2.jsonl': '{}' });
     const loader = await createModuleLoader({ agentsDir: dir, cacheDir });
     const file = path.join(dir, 'prompts', 'p.ts');
     const module = await loader.load(file);
@@ -65,7 +65,7 @@ describe('transpiling definition files', () => {
     // Only babel's output is cached (p.ts mentions import.meta), in a folder of the file's own; a new loader reads it.
     const entries = cacheEntries(cacheDir);
     expect(entries).toHaveLength(1);
-    expect(readdirSync(cacheRoot).sort()).toEqual([TRANSPILE_CACHE_FOLDER, 'catalog-v1.json']);
+    expect(readdirSync(cacheRoot).sort()).toEqual([TRANSPILE_CACHE_FOLDER, 'catalog-v2.jsonl']);
     const again = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
     expect(again.meta).toEqual(module.meta);
     expect(cacheEntries(cacheDir)).toEqual(entries);

@@ -3,6 +3,7 @@
  * search language, ranking on a small fixture, and incremental updates.
  */
 import { describe, expect, it } from 'vitest';
+import { packIndex, unpackIndex } from '../../src/search/savedIndex.js';
 import { ToolSearchIndex } from '../../src/search/toolIndex.js';
 import type { SearchableTool } from '../../src/search/types.js';
 import { TOOLS, tool } from './fixtures.js';
@@ -304,26 +305,75 @@ describe('incremental updates', () => {
 });
 
 describe('a saved index', () => {
-  const queries = ['send a message', '+slack message', 'select:slack_send_message', 'calendar', 'pdf', 'weather forecast'];
+  const queries = ['send a message', '+slack message', 'select:slack_send_message', 'calendar', 'pdf', 'weather forecast', 'sen'];
+
+  /** `bytes` at an odd offset of a larger buffer, as a file read can hand them over. */
+  const unaligned = (bytes: Uint8Array) => Buffer.concat([Buffer.from([7]), bytes]).subarray(1);
 
   it('restores to an index that answers every query as the one saved', () => {
-    const saved = JSON.parse(JSON.stringify(index.toJSON())) as unknown;
-    const restored = ToolSearchIndex.restore(saved, TOOLS);
+    const restored = ToolSearchIndex.restore(unaligned(index.save()), TOOLS);
     expect(restored).toBeDefined();
     expect(restored!.size).toBe(index.size);
     for (const query of queries) expect(names(query, 5, restored)).toEqual(names(query, 5));
     // And it stays an index that can be updated.
     restored!.add([{ name: 'restored_widget', description: 'A widget added after restoring' }]);
     expect(names('restored widget', 1, restored)).toEqual(['restored_widget']);
-    restored!.remove(['restored_widget']);
+    restored!.remove(['restored_widget', 'slack_send_message']);
     expect(restored!.has('restored_widget')).toBe(false);
+    expect(names('send a message', 5, restored)).not.toContain('slack_send_message');
+    for (const query of queries.slice(3)) expect(names(query, 5, restored)).toEqual(names(query, 5, new ToolSearchIndex(TOOLS.slice(1))));
+  });
+
+  it('reads no tool until one is removed', () => {
+    let reads = 0;
+    const watched = TOOLS.map((tool) => ({
+      name: tool.name,
+      get description() {
+        reads += 1;
+        return tool.description;
+      },
+      get inputSchema() {
+        reads += 1;
+        return tool.inputSchema;
+      },
+    }));
+    const restored = ToolSearchIndex.restore(index.save(), watched)!;
+    for (const query of queries) names(query, 5, restored);
+    expect(reads).toBe(0);
+    restored.remove([TOOLS[0]!.name]);
+    expect(reads).toBeGreaterThan(0);
+  });
+
+  it('saves again, from a restored index some of whose terms were read', () => {
+    const restored = ToolSearchIndex.restore(index.save(), TOOLS)!;
+    names('send a message', 5, restored);
+    const again = ToolSearchIndex.restore(restored.save(), TOOLS)!;
+    for (const query of queries) expect(names(query, 5, again)).toEqual(names(query, 5));
   });
 
   it('is not restored over other tools or from something else', () => {
-    const saved = index.toJSON();
+    const saved = index.save();
     expect(ToolSearchIndex.restore(saved, TOOLS.slice(1))).toBeUndefined();
     expect(ToolSearchIndex.restore(saved, [...TOOLS].reverse())).toBeUndefined();
-    expect(ToolSearchIndex.restore({ ...saved, format: 99 }, TOOLS)).toBeUndefined();
-    expect(ToolSearchIndex.restore('nonsense', TOOLS)).toBeUndefined();
+    expect(ToolSearchIndex.restore(undefined, TOOLS)).toBeUndefined();
+    expect(ToolSearchIndex.restore(new TextEncoder().encode('nonsense'), TOOLS)).toBeUndefined();
+    expect(ToolSearchIndex.restore(saved.subarray(0, saved.length - 4), TOOLS)).toBeUndefined();
+    // Saved on a machine of the other byte order: its byte-order mark reads reversed.
+    const otherOrder = saved.slice();
+    otherOrder.set(otherOrder.slice(4, 8).reverse(), 4);
+    expect(ToolSearchIndex.restore(otherOrder, TOOLS)).toBeUndefined();
+  });
+
+  it('is not restored from another format, or from postings that do not add up', () => {
+    const { header, arrays } = unpackIndex(index.save())!;
+    expect(ToolSearchIndex.restore(packIndex({ header: { ...header, format: 99 }, arrays }), TOOLS)).toBeUndefined();
+    const [shortIds, lengths, offsets, postings] = arrays;
+    expect(
+      ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, offsets!, postings!.subarray(1)] }), TOOLS),
+    ).toBeUndefined();
+    const shuffled = offsets!.slice();
+    shuffled[1] = postings!.length;
+    expect(ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, shuffled, postings!] }), TOOLS)).toBeUndefined();
+    expect(ToolSearchIndex.restore(packIndex({ header: { ...header, ids: [] }, arrays }), TOOLS)).toBeUndefined();
   });
 });

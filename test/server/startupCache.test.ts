@@ -46,10 +46,14 @@ const load = (f: { agentsDir: string; dataDir: string }) => loadForServe({ dir: 
 describe('the start-up cache', () => {
   it('is written by a clean load and used by the next start, with the same catalogue', async () => {
     const f = folder();
+    // An earlier version's cache is not read, and goes when the new one is written.
+    const older = path.join(f.dataDir, 'cache', 'catalog-v1.json');
+    writeFiles(path.dirname(older), { 'catalog-v1.json': '{}' });
     const cold = await load(f);
     expect(cold.startupCache).toBe('miss');
     expect(cold.errors).toEqual([]);
     expect(existsSync(startupCachePath(f.dataDir))).toBe(true);
+    expect(existsSync(older)).toBe(false);
     rmSync(f.marker);
 
     const warm = await load(f);
@@ -102,6 +106,43 @@ describe('the start-up cache', () => {
     expect(existsSync(f.marker)).toBe(true);
   });
 
+  it("keeps each tool's input schema and annotations on a line of its own, parsed when first read", async () => {
+    const f = folder();
+    const cold = await load(f);
+    const lines = readFileSync(startupCachePath(f.dataDir), 'utf8').split('\n');
+    const header = JSON.parse(lines[0]!) as { tools: Array<Record<string, unknown>> };
+    expect(header.tools[0]).not.toHaveProperty('inputSchema');
+    expect(
+      lines
+        .slice(1)
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual(cold.tools!.flatMap((tool) => [tool.inputSchema, tool.annotations]));
+
+    const warm = await load(f);
+    const beta = warm.tools!.find((tool) => tool.name === 'beta')!;
+    expect(unparsed(beta, 'inputSchema')).toBe(true);
+    expect(beta.inputSchema).toEqual(cold.tools!.find((tool) => tool.name === 'beta')!.inputSchema);
+    // Read once, it is the tool's own value from then on.
+    expect(Object.getOwnPropertyDescriptor(beta, 'inputSchema')).toMatchObject({ writable: true, enumerable: true });
+    expect(beta.inputSchema).toBe(beta.inputSchema);
+    expect(Object.keys(beta).sort()).toEqual(Object.keys(cold.tools![0]!).sort());
+  });
+
+  it("names the cache file when a tool's schema line was damaged by hand", async () => {
+    const f = folder();
+    await load(f);
+    const file = startupCachePath(f.dataDir);
+    const text = readFileSync(file, 'utf8');
+    const at = firstTool(JSON.parse(text.split('\n')[0]!) as Record<string, unknown>).lines[0]!;
+    writeFileSync(file, `${text.slice(0, at)}[${text.slice(at + 1)}`);
+    const warm = await load(f);
+    expect(warm.startupCache).toBe('hit');
+    expect(() => warm.tools![0]!.inputSchema).toThrow(
+      /start-up cache .*catalog-v2\.jsonl: the inputSchema of tool alpha is not JSON.*delete the file/,
+    );
+  });
+
   it('keeps the secret names, so hiding them imports nothing', async () => {
     const f = folder();
     await load(f);
@@ -132,6 +173,18 @@ describe('the start-up cache', () => {
       [
         'the cache file points a definition at no file',
         (f) => rewriteCache(f, (cache) => ({ ...cache, definitions: [['prompt', 'alpha', 99]] })),
+      ],
+      [
+        "the cache file points a tool's schema at no line",
+        (f) =>
+          rewriteCache(f, (cache) => {
+            firstTool(cache).lines = [firstTool(cache).lines[0]! + 1, firstTool(cache).lines[1]!];
+            return cache;
+          }),
+      ],
+      [
+        'the cache file has no line for a tool',
+        (f) => rewriteCache(f, (cache) => ({ ...cache, tools: [{ ...firstTool(cache), lines: [] }] })),
       ],
     ];
     it.each(cases)('%s', async (_, change) => {
@@ -185,15 +238,20 @@ describe('the start-up cache', () => {
       const index = await surface.index!();
       return index.search('work on alpha').tools.map((tool) => tool.name);
     };
+    const older = path.join(f.dataDir, 'cache', 'search-v1.json');
+    writeFiles(path.dirname(older), { 'search-v1.json': '{}' });
     const built = await search(cold);
-    // Saved once built, after the search that waited for it.
+    // Saved once built, after the search that waited for it; an earlier version's saved index goes.
     await new Promise((resolve) => setImmediate(resolve));
+    expect(existsSync(older)).toBe(false);
     const warm = await load(f);
     expect(warm.startupCache).toBe('hit');
     const saved = warm.savedSearchIndex?.read();
     expect(saved).toBeDefined();
     expect(ToolSearchIndex.restore(saved, warm.tools!)).toBeDefined();
     expect(await search(warm)).toEqual(built);
+    // Restoring and searching it read no tool's input schema.
+    for (const tool of warm.tools!) expect(unparsed(tool, 'inputSchema')).toBe(true);
 
     // A changed folder has another catalogue: the saved index is not its own.
     writeFileSync(path.join(f.agentsDir, 'prompts', 'gamma.ts'), prompt('gamma'));
@@ -203,7 +261,25 @@ describe('the start-up cache', () => {
   });
 });
 
+/** Rewrites the cache's header line, moving the tools' line offsets by however much its length changed. */
 function rewriteCache(f: { dataDir: string }, change: (cache: Record<string, unknown>) => Record<string, unknown>): void {
   const file = startupCachePath(f.dataDir);
-  writeFileSync(file, JSON.stringify(change(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)));
+  const text = readFileSync(file, 'utf8');
+  const headerEnd = text.indexOf('\n');
+  const header = change(JSON.parse(text.slice(0, headerEnd)) as Record<string, unknown>);
+  const tools = (Array.isArray(header.tools) ? header.tools : []) as Array<{ lines?: number[] }>;
+  let length = Buffer.byteLength(text.slice(0, headerEnd));
+  for (;;) {
+    const next = Buffer.byteLength(JSON.stringify(header));
+    if (next === length) break;
+    for (const tool of tools) tool.lines = tool.lines?.map((at) => at + next - length);
+    length = next;
+  }
+  writeFileSync(file, `${JSON.stringify(header)}${text.slice(headerEnd)}`);
 }
+
+/** Whether a cached tool's field is still the accessor that parses it (an accessor's descriptor has no value). */
+const unparsed = (tool: object, field: string) => !('value' in Object.getOwnPropertyDescriptor(tool, field)!);
+
+type CachedTool = Record<string, unknown> & { lines: number[] };
+const firstTool = (cache: Record<string, unknown>) => (cache.tools as CachedTool[])[0]!;
