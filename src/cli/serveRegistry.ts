@@ -50,7 +50,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     issues.push(...cached.warnings);
     const registry = createLazyRegistry({
       agentsDir,
-      definitions: cached.definitions.map(([kind, name, file]) => ({ kind, name, file: path.join(agentsDir, cached.files[file]![0]) })),
+      definitions: cached.definitions.map(([kind, name, file]) => ({ kind, name, file: inFolder(agentsDir, cached.files[file]![0]) })),
       secretNames: cached.secretNames,
       ...(upstream ? { upstream } : {}),
       warnings: issues.filter((issue) => issue.severity === 'warning'),
@@ -94,4 +94,14 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     }
   }
   return { registry, issues, errors, tools, startupCache: 'miss', ...saved };
+}
+
+/**
+ * The absolute path of a stamped file (stamps.ts: `/`-separated, relative, made of the names a listing gave, so with
+ * no `.` or `..` to resolve): a concatenation rather than path.join, whose normalising cost a 10,000-file warm start
+ * about 20 ms.
+ */
+function inFolder(agentsDir: string, relative: string): string {
+  const native = path.sep === '/' ? relative : relative.replaceAll('/', path.sep);
+  return agentsDir.endsWith(path.sep) ? `${agentsDir}${native}` : `${agentsDir}${path.sep}${native}`;
 }

@@ -67,10 +67,17 @@ export function unpackIndex(bytes: Uint8Array): IndexParts | undefined {
 }
 
 /**
- * `count` integers at `at`, copied out (one memcpy): `bytes` may sit anywhere in its buffer (a Buffer from a file
- * read, say), and a typed array over it must start at a multiple of its element size.
+ * `count` integers at `at`: a view of `bytes` when they sit at a multiple of 4 in its buffer (a file read into a
+ * buffer of its own, as the start-up cache does), else a copy (one memcpy), since a typed array must start at a
+ * multiple of its element size. A view shares `bytes`: the caller leaves them as they are.
  */
-function integers<T extends Int32Array | Uint32Array>(kind: new (length: number) => T, bytes: Uint8Array, at: number, count: number): T {
+function integers<T extends Int32Array | Uint32Array>(
+  kind: { new (length: number): T; new (buffer: ArrayBufferLike, byteOffset: number, length: number): T },
+  bytes: Uint8Array,
+  at: number,
+  count: number,
+): T {
+  if ((bytes.byteOffset + at) % 4 === 0) return new kind(bytes.buffer, bytes.byteOffset + at, count);
   const array = new kind(count);
   new Uint8Array(array.buffer).set(bytes.subarray(at, at + count * 4));
   return array;

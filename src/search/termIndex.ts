@@ -165,7 +165,8 @@ export class TermIndex extends MiniSearch<ToolDocument> {
       !Number.isInteger(documentCount) ||
       !Number.isInteger(nextId) ||
       !isArrayOf(averageFieldLength, 'number') ||
-      averageFieldLength.length !== FIELD_COUNT ||
+      // None for an index of no documents.
+      (averageFieldLength.length !== FIELD_COUNT && averageFieldLength.length !== 0) ||
       !isArrayOf(ids, 'string') ||
       !isArrayOf(terms, 'string') ||
       arrays.length !== 4 ||
@@ -215,9 +216,15 @@ export class TermIndex extends MiniSearch<ToolDocument> {
     let at = saved.offsets[position]!;
     while (at + 2 <= end) {
       const fieldId = data[at]!;
-      const stop = Math.min(end, at + 2 + 2 * data[at + 1]!);
+      const count = data[at + 1]!;
+      // A damaged file can hold anything here: what is not a field and a count ends the term (and so the loop).
+      if (fieldId < 0 || fieldId >= FIELD_COUNT || count < 0) break;
+      const stop = Math.min(end, at + 2 + 2 * count);
       const documents = new Map<number, number>();
-      for (at += 2; at + 2 <= stop; at += 2) documents.set(data[at]!, data[at + 1]!);
+      for (at += 2; at + 2 <= stop; at += 2) {
+        const shortId = data[at]!;
+        if (shortId >= 0 && shortId < this._nextId) documents.set(shortId, data[at + 1]!);
+      }
       postings.set(fieldId, documents);
       at = stop;
     }

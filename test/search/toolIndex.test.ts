@@ -376,4 +376,23 @@ describe('a saved index', () => {
     expect(ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, shuffled, postings!] }), TOOLS)).toBeUndefined();
     expect(ToolSearchIndex.restore(packIndex({ header: { ...header, ids: [] }, arrays }), TOOLS)).toBeUndefined();
   });
+
+  it('searches postings damaged in their values without stopping, reading what is not damaged', () => {
+    const { header, arrays } = unpackIndex(index.save())!;
+    const [shortIds, lengths, offsets, postings] = arrays;
+    // Every run's count made -1 (a loop that never moves on, read as it is), and every other term's field made 99.
+    const damaged = postings!.slice();
+    for (let term = 0; term + 1 < offsets!.length; term++) {
+      if (offsets![term]! === offsets![term + 1]!) continue;
+      if (term % 2 === 0) damaged[offsets![term]! + 1] = -1;
+      else damaged[offsets![term]!] = 99;
+    }
+    const restored = ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, offsets!, damaged] }), TOOLS)!;
+    for (const query of queries) expect(() => restored.search(query)).not.toThrow();
+    expect(names('select:slack_send_message', 5, restored)).toEqual(['slack_send_message']);
+  });
+
+  it('restores an index of no tools', () => {
+    expect(ToolSearchIndex.restore(new ToolSearchIndex([]).save(), [])?.size).toBe(0);
+  });
 });

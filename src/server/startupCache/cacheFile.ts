@@ -52,14 +52,15 @@ export interface StartupCache {
 
 /**
  * The header line. Output schemas are mostly identical, so each distinct one is stored once and tools point at it; a
- * tool's `lines` are the byte offsets of the lines of its {@link LATE_FIELDS}, in that order.
+ * tool's {@link LATE_FIELDS} hold the byte offsets of their lines, in the fields' own places (so a tool read back has
+ * its keys in the order a built one has: a reload compares tools by their JSON, registrySurface.ts).
  */
 interface CacheHeader extends Omit<StartupCache, 'tools'> {
   format: number;
   agentport: string;
   agentsDir: string;
   outputSchemas: Array<ExposedTool['outputSchema']>;
-  tools: Array<Omit<ExposedTool, LateField | 'outputSchema'> & { outputSchema: number; lines: number[] }>;
+  tools: Array<Omit<ExposedTool, LateField | 'outputSchema'> & Record<LateField, number> & { outputSchema: number }>;
 }
 
 /** The fields of a cached tool kept on lines of their own and parsed when first read. */
@@ -90,16 +91,14 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
   }
   const tools: ExposedTool[] = [];
   for (const tool of parsed.tools) {
+    // A hand edit can leave anything here: each tool is checked as far as this read relies on it.
+    if (typeof tool !== 'object' || tool === null || !LATE_FIELDS.every((field) => startsLine(tool[field], bytes))) return undefined;
     const schema = parsed.outputSchemas[tool.outputSchema];
     if (!schema) return undefined;
-    const { lines } = tool;
-    if (!Array.isArray(lines) || lines.length !== LATE_FIELDS.length) return undefined;
-    if (!lines.every((at) => Number.isInteger(at) && at > 0 && at < bytes.length && bytes[at - 1] === NEWLINE)) return undefined;
     // The object just parsed becomes the tool (a copy of each of 10,000 tools would only make garbage).
-    const exposed = tool as unknown as ExposedTool & { lines?: number[] };
-    delete exposed.lines;
+    const exposed = tool as unknown as ExposedTool;
     exposed.outputSchema = schema;
-    LATE_FIELDS.forEach((field, i) => parsedWhenRead(exposed, field, bytes, lines[i]!, file));
+    for (const field of LATE_FIELDS) parsedWhenRead(exposed, field, bytes, tool[field], file);
     tools.push(exposed);
   }
   return {
@@ -126,14 +125,15 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     offset += Buffer.byteLength(line);
     return at;
   };
-  const tools = cache.tools.map(({ outputSchema, inputSchema, annotations, ...tool }) => {
-    const key = JSON.stringify(outputSchema);
+  const tools = cache.tools.map((tool) => {
+    const key = JSON.stringify(tool.outputSchema);
     let at = known.get(key);
     if (at === undefined) {
-      at = outputSchemas.push(outputSchema) - 1;
+      at = outputSchemas.push(tool.outputSchema) - 1;
       known.set(key, at);
     }
-    return { ...tool, outputSchema: at, lines: [lineOf(inputSchema), lineOf(annotations)] satisfies number[] };
+    // The whole tool spread first: the fields replaced keep their places.
+    return { ...tool, inputSchema: lineOf(tool.inputSchema), annotations: lineOf(tool.annotations), outputSchema: at };
   });
   const id = randomUUID();
   const header: CacheHeader = {
@@ -153,7 +153,7 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     const next = Buffer.byteLength(text) + 1;
     if (next === shift) break;
     const by = next - shift;
-    for (const tool of tools) tool.lines = tool.lines.map((at) => at + by);
+    for (const tool of tools) for (const field of LATE_FIELDS) tool[field] += by;
     shift = next;
     text = JSON.stringify(header);
   }
@@ -173,6 +173,11 @@ export function writeFileAtomically(file: string, content: string | Uint8Array):
     rmSync(temporary, { force: true });
     throw error;
   }
+}
+
+/** Whether `at` is the offset of a line of `bytes` (just after a newline). */
+function startsLine(at: unknown, bytes: Buffer): at is number {
+  return typeof at === 'number' && Number.isInteger(at) && at > 0 && at < bytes.length && bytes[at - 1] === NEWLINE;
 }
 
 /**

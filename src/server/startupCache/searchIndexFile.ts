@@ -41,7 +41,9 @@ export function savedSearchIndex(dataDir: string, catalogId: string): SavedSearc
       }
     },
     write(index) {
-      const label = Buffer.from(JSON.stringify({ agentport: VERSION, catalog: catalogId } satisfies Label));
+      // Padded with spaces to a multiple of 4 bytes: the index then starts at one, and its integers are read in place.
+      const text = JSON.stringify({ agentport: VERSION, catalog: catalogId } satisfies Label);
+      const label = Buffer.from(text.padEnd(text.length + ((4 - (Buffer.byteLength(text) % 4)) % 4)));
       const length = Buffer.alloc(4);
       length.writeUInt32LE(label.length);
       try {
