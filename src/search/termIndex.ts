@@ -22,6 +22,14 @@ export type TermPostings = ReadonlyMap<number, ReadonlyMap<number, number>>;
 type Postings = Map<number, Map<number, number>>;
 
 /**
+ * A node of MiniSearch's radix tree (SearchableMap's `_tree`): edge labels to child nodes, and under
+ * {@link TREE_LEAF} the value of the term that ends at the node. A restored index's values are positions until decoded.
+ */
+type RadixNode = Map<string, RadixNode | Postings | number>;
+/** The key under which a node holds its own term's value (MiniSearch's `LEAF`). */
+const TREE_LEAF = '';
+
+/**
  * A restored index's postings, as saved: term `i`'s are `postings[offsets[i]]` up to `postings[offsets[i + 1]]`,
  * runs of field id, document count, then (short id, frequency) pairs. The radix tree holds `i` for such a term until
  * its postings are decoded.
@@ -134,23 +142,41 @@ export class TermIndex extends MiniSearch<ToolDocument> {
     for (const [shortId, id] of this._documentIds) {
       ids.push(id as string);
       shortIds.push(shortId);
-      const lengths = this._fieldLength.get(shortId);
-      for (let field = 0; field < FIELD_COUNT; field++) fieldLengths.push(lengths?.[field] ?? 0);
+      // From the mirror scoring reads: a restored index has no MiniSearch arrays until it changes (decodeAll).
+      for (let field = 0; field < FIELD_COUNT; field++) fieldLengths.push(this.lengths[shortId * FIELD_COUNT + field]!);
     }
-    const terms: string[] = [];
+    // The radix tree as it is, node by node (see TREE_LEAF): restoring it is then making its Maps, not inserting
+    // every term again (a walk down the tree per term, a third of a restore's time at 10,000 tools).
+    const labels: string[] = [];
+    const tree: number[] = [];
     const offsets: number[] = [0];
     const postings: number[] = [];
-    for (const [term, value] of this.tree) {
-      terms.push(term);
-      for (const [fieldId, documents] of this.postingsOf(value)!) {
-        postings.push(fieldId, documents.size);
-        for (const [shortId, frequency] of documents) postings.push(shortId, frequency);
+    const walk = (node: RadixNode) => {
+      tree.push(node.size);
+      for (const [label, child] of node) {
+        if (label === TREE_LEAF) {
+          tree.push(-1, offsets.length - 1);
+          for (const [fieldId, documents] of this.postingsOf(child as Postings | number)!) {
+            postings.push(fieldId, documents.size);
+            for (const [shortId, frequency] of documents) postings.push(shortId, frequency);
+          }
+          offsets.push(postings.length);
+        } else {
+          tree.push(labels.push(label) - 1);
+          walk(child as RadixNode);
+        }
       }
-      offsets.push(postings.length);
-    }
+    };
+    walk(this.tree._tree);
     return {
-      header: { documentCount: this._documentCount, nextId: this._nextId, averageFieldLength: this._avgFieldLength, ids, terms },
-      arrays: [Int32Array.from(shortIds), Int32Array.from(fieldLengths), Int32Array.from(offsets), Int32Array.from(postings)],
+      header: { documentCount: this._documentCount, nextId: this._nextId, averageFieldLength: this._avgFieldLength, ids, labels },
+      arrays: [
+        Int32Array.from(shortIds),
+        Int32Array.from(fieldLengths),
+        Int32Array.from(tree),
+        Int32Array.from(offsets),
+        Int32Array.from(postings),
+      ],
     };
   }
 
@@ -159,8 +185,8 @@ export class TermIndex extends MiniSearch<ToolDocument> {
    * when a search first reads them, or all at once before the index changes. Throws when `saved` is not consistent.
    */
   static restore({ header, arrays }: IndexParts): TermIndex {
-    const { documentCount, nextId, averageFieldLength, ids, terms } = header;
-    const [shortIds, fieldLengths, offsets, postings] = arrays;
+    const { documentCount, nextId, averageFieldLength, ids, labels } = header;
+    const [shortIds, fieldLengths, tree, offsets, postings] = arrays;
     if (
       !Number.isInteger(documentCount) ||
       !Number.isInteger(nextId) ||
@@ -168,11 +194,11 @@ export class TermIndex extends MiniSearch<ToolDocument> {
       // None for an index of no documents.
       (averageFieldLength.length !== FIELD_COUNT && averageFieldLength.length !== 0) ||
       !isArrayOf(ids, 'string') ||
-      !isArrayOf(terms, 'string') ||
-      arrays.length !== 4 ||
+      !isArrayOf(labels, 'string') ||
+      arrays.length !== 5 ||
       shortIds!.length !== ids.length ||
       fieldLengths!.length !== ids.length * FIELD_COUNT ||
-      !validOffsets(offsets!, terms.length, postings!.length)
+      !validOffsets(offsets!, postings!.length)
     ) {
       throw new Error('not a saved term index');
     }
@@ -186,22 +212,29 @@ export class TermIndex extends MiniSearch<ToolDocument> {
       if (shortId < 0 || shortId >= index._nextId) throw new Error('not a saved term index');
       index._documentIds.set(shortId, ids[i]);
       index._idToShortId.set(ids[i], shortId);
-      const lengths = Array.from(fieldLengths!.subarray(i * FIELD_COUNT, (i + 1) * FIELD_COUNT));
-      index._fieldLength.set(shortId, lengths);
-      index.lengths.set(lengths, shortId * FIELD_COUNT);
+      // Scoring reads these; MiniSearch's own per-document arrays are made by decodeAll, for its updates.
+      for (let field = 0; field < FIELD_COUNT; field++)
+        index.lengths[shortId * FIELD_COUNT + field] = fieldLengths![i * FIELD_COUNT + field]!;
     }
     // Until decoded, a term's value in the tree is its position in the saved postings.
-    for (let i = 0; i < terms.length; i++) index.tree.set(terms[i]!, i);
+    // MiniSearch types its tree node by node (RadixTree); a node made here has the same shape.
+    index.tree._tree = radixTreeOf(tree!, labels, offsets!.length - 1) as unknown as SearchableMap<Postings | number>['_tree'];
     index.saved = { offsets: offsets!, postings: postings!, decoded: new Map() };
     return index;
   }
 
-  /** Decodes every term still saved, into the tree: MiniSearch's own updates expect its postings there. */
+  /**
+   * Decodes every term still saved, into the tree, and makes MiniSearch's per-document field lengths: its own
+   * updates expect both there.
+   */
   private decodeAll(): void {
     if (this.saved === undefined) return;
     const decoded: Array<[string, Postings]> = [];
     for (const [term, value] of this.tree) if (typeof value === 'number') decoded.push([term, this.decode(value)]);
     for (const [term, postings] of decoded) this.tree.set(term, postings);
+    for (const shortId of this._documentIds.keys()) {
+      this._fieldLength.set(shortId, Array.from(this.lengths.subarray(shortId * FIELD_COUNT, (shortId + 1) * FIELD_COUNT)));
+    }
     this.saved = undefined;
   }
 
@@ -286,9 +319,40 @@ function isArrayOf<T extends 'string' | 'number'>(value: unknown, type: T): valu
   return Array.isArray(value) && value.every((item) => typeof item === type);
 }
 
-/** Whether `offsets` cuts `length` saved integers into `terms` runs, in order. */
-function validOffsets(offsets: Int32Array, terms: number, length: number): boolean {
-  if (offsets.length !== terms + 1 || offsets[0] !== 0 || offsets[terms] !== length) return false;
+/** Whether `offsets` cuts `length` saved integers into runs, one per term, in order. */
+function validOffsets(offsets: Int32Array, length: number): boolean {
+  const terms = offsets.length - 1;
+  if (terms < 0 || offsets[0] !== 0 || offsets[terms] !== length) return false;
   for (let i = 1; i <= terms; i++) if (offsets[i]! < offsets[i - 1]!) return false;
   return true;
+}
+
+/**
+ * The radix tree `save` wrote: per node, its number of entries, then each entry's label (an index into `labels`) and
+ * that child node, or -1 and a term's position for the node's own term. Throws when `saved` is not such a tree.
+ */
+function radixTreeOf(saved: Int32Array, labels: readonly string[], terms: number): RadixNode {
+  let at = 0;
+  const next = () => {
+    if (at >= saved.length) throw new Error('not a saved term tree');
+    return saved[at++]!;
+  };
+  const node = (): RadixNode => {
+    const made: RadixNode = new Map();
+    for (let entries = next(); entries > 0; entries--) {
+      const label = next();
+      if (label === -1) {
+        const position = next();
+        if (position < 0 || position >= terms) throw new Error('not a saved term tree');
+        made.set(TREE_LEAF, position);
+      } else {
+        if (label < 0 || label >= labels.length) throw new Error('not a saved term tree');
+        made.set(labels[label]!, node());
+      }
+    }
+    return made;
+  };
+  const root = node();
+  if (at !== saved.length) throw new Error('not a saved term tree');
+  return root;
 }

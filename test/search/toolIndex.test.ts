@@ -367,19 +367,34 @@ describe('a saved index', () => {
   it('is not restored from another format, or from postings that do not add up', () => {
     const { header, arrays } = unpackIndex(index.save())!;
     expect(ToolSearchIndex.restore(packIndex({ header: { ...header, format: 99 }, arrays }), TOOLS)).toBeUndefined();
-    const [shortIds, lengths, offsets, postings] = arrays;
+    const [shortIds, lengths, tree, offsets, postings] = arrays;
     expect(
-      ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, offsets!, postings!.subarray(1)] }), TOOLS),
+      ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, tree!, offsets!, postings!.subarray(1)] }), TOOLS),
     ).toBeUndefined();
     const shuffled = offsets!.slice();
     shuffled[1] = postings!.length;
-    expect(ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, shuffled, postings!] }), TOOLS)).toBeUndefined();
+    expect(
+      ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, tree!, shuffled, postings!] }), TOOLS),
+    ).toBeUndefined();
     expect(ToolSearchIndex.restore(packIndex({ header: { ...header, ids: [] }, arrays }), TOOLS)).toBeUndefined();
+    // A term tree cut short, with an entry too many, or with a label or term position that is not there.
+    const withTree = (changed: Int32Array) => packIndex({ header, arrays: [shortIds!, lengths!, changed, offsets!, postings!] });
+    expect(ToolSearchIndex.restore(withTree(tree!.subarray(0, tree!.length - 1)), TOOLS)).toBeUndefined();
+    const more = tree!.slice();
+    more[0]! += 1;
+    expect(ToolSearchIndex.restore(withTree(more), TOOLS)).toBeUndefined();
+    const badLabel = tree!.slice();
+    // The root's first entry: a label (no term is empty, so the root holds none of its own).
+    badLabel[1] = 1_000_000;
+    expect(ToolSearchIndex.restore(withTree(badLabel), TOOLS)).toBeUndefined();
+    const badTerm = tree!.slice();
+    badTerm[badTerm.indexOf(-1) + 1] = offsets!.length;
+    expect(ToolSearchIndex.restore(withTree(badTerm), TOOLS)).toBeUndefined();
   });
 
   it('searches postings damaged in their values without stopping, reading what is not damaged', () => {
     const { header, arrays } = unpackIndex(index.save())!;
-    const [shortIds, lengths, offsets, postings] = arrays;
+    const [shortIds, lengths, tree, offsets, postings] = arrays;
     // Every run's count made -1 (a loop that never moves on, read as it is), and every other term's field made 99.
     const damaged = postings!.slice();
     for (let term = 0; term + 1 < offsets!.length; term++) {
@@ -387,7 +402,7 @@ describe('a saved index', () => {
       if (term % 2 === 0) damaged[offsets![term]! + 1] = -1;
       else damaged[offsets![term]!] = 99;
     }
-    const restored = ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, offsets!, damaged] }), TOOLS)!;
+    const restored = ToolSearchIndex.restore(packIndex({ header, arrays: [shortIds!, lengths!, tree!, offsets!, damaged] }), TOOLS)!;
     for (const query of queries) expect(() => restored.search(query)).not.toThrow();
     expect(names('select:slack_send_message', 5, restored)).toEqual(['slack_send_message']);
   });
