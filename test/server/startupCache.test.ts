@@ -134,9 +134,11 @@ describe('the start-up cache', () => {
     const f = folder();
     await load(f);
     const file = startupCachePath(f.dataDir);
-    const text = readFileSync(file, 'utf8');
-    const at = firstTool(JSON.parse(text.split('\n')[0]!) as Record<string, unknown>).inputSchema;
-    writeFileSync(file, `${text.slice(0, at)}[${text.slice(at + 1)}`);
+    const bytes = readFileSync(file);
+    const headerEnd = bytes.indexOf('\n');
+    // Its first byte, `{`, made `[`.
+    bytes[headerEnd + 1 + firstTool(JSON.parse(bytes.toString('utf8', 0, headerEnd)) as Record<string, unknown>).inputSchema] = 0x5b;
+    writeFileSync(file, bytes);
     const warm = await load(f);
     expect(warm.startupCache).toBe('hit');
     expect(() => warm.tools![0]!.inputSchema).toThrow(
@@ -268,23 +270,13 @@ function rewriteCache(f: { dataDir: string }, change: (cache: Record<string, unk
   const file = startupCachePath(f.dataDir);
   const text = readFileSync(file, 'utf8');
   const headerEnd = text.indexOf('\n');
-  const header = change(JSON.parse(text.slice(0, headerEnd)) as Record<string, unknown>);
-  const tools = (Array.isArray(header.tools) ? header.tools.filter(Boolean) : []) as Array<Partial<CachedTool>>;
-  let length = Buffer.byteLength(text.slice(0, headerEnd));
-  for (;;) {
-    const next = Buffer.byteLength(JSON.stringify(header));
-    if (next === length) break;
-    for (const tool of tools) {
-      for (const field of ['inputSchema', 'annotations'] as const) if (typeof tool[field] === 'number') tool[field] += next - length;
-    }
-    length = next;
-  }
-  writeFileSync(file, `${JSON.stringify(header)}${text.slice(headerEnd)}`);
+  // The lines' offsets count from the first line after the header: they stay right whatever its length.
+  writeFileSync(file, `${JSON.stringify(change(JSON.parse(text.slice(0, headerEnd)) as Record<string, unknown>))}${text.slice(headerEnd)}`);
 }
 
 /** Whether a cached tool's field is still the accessor that parses it (an accessor's descriptor has no value). */
 const unparsed = (tool: object, field: string) => !('value' in Object.getOwnPropertyDescriptor(tool, field)!);
 
-/** A tool in the cache's header: its input schema and annotations are the byte offsets of their lines. */
+/** A tool in the cache's header: its input schema and annotations are the byte offsets of their lines (after the header). */
 type CachedTool = Record<string, unknown> & { inputSchema: number; annotations: number };
 const firstTool = (cache: Record<string, unknown>) => (cache.tools as CachedTool[])[0]!;

@@ -8,7 +8,7 @@
  *
  * Its first line is a JSON header with all of that but each tool's input
  * schema and annotations; those follow, one JSON text a line, and the header
- * gives each one's byte offset. They are most of the file (6.6 of 10.8 MB at
+ * gives each one's byte offset (from the end of the header). They are most of the file (6.6 of 10.8 MB at
  * 10,000 tools), and only a listing of every tool or a call of the tool reads
  * them: a start decodes and parses the header alone, and a tool's line when
  * something first reads the field (with tool search on, a start reads none).
@@ -52,7 +52,8 @@ export interface StartupCache {
 
 /**
  * The header line. Output schemas are mostly identical, so each distinct one is stored once and tools point at it; a
- * tool's {@link LATE_FIELDS} hold the byte offsets of their lines, in the fields' own places (so a tool read back has
+ * tool's {@link LATE_FIELDS} hold the byte offsets of their lines (counted from the first line after the header), in
+ * the fields' own places (so a tool read back has
  * its keys in the order a built one has: a reload compares tools by their JSON, registrySurface.ts).
  */
 interface CacheHeader extends Omit<StartupCache, 'tools'> {
@@ -73,12 +74,14 @@ export function startupCachePath(dataDir: string): string {
 
 /** The cache for this folder as it is now (`stamps`), or undefined when there is none or it is stale. */
 export function readStartupCache(file: string, agentsDir: string, stamps: readonly FileStamp[]): StartupCache | undefined {
-  let bytes: Buffer;
+  let lines: Buffer;
   let parsed: unknown;
   try {
-    bytes = readFileSync(file);
+    const bytes = readFileSync(file);
     const headerEnd = bytes.indexOf(NEWLINE);
-    parsed = JSON.parse(bytes.toString('utf8', 0, headerEnd === -1 ? bytes.length : headerEnd));
+    if (headerEnd === -1) return undefined;
+    parsed = JSON.parse(bytes.toString('utf8', 0, headerEnd));
+    lines = bytes.subarray(headerEnd + 1);
   } catch {
     return undefined;
   }
@@ -92,13 +95,13 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
   const tools: ExposedTool[] = [];
   for (const tool of parsed.tools) {
     // A hand edit can leave anything here: each tool is checked as far as this read relies on it.
-    if (typeof tool !== 'object' || tool === null || !LATE_FIELDS.every((field) => startsLine(tool[field], bytes))) return undefined;
+    if (typeof tool !== 'object' || tool === null || !LATE_FIELDS.every((field) => startsLine(tool[field], lines))) return undefined;
     const schema = parsed.outputSchemas[tool.outputSchema];
     if (!schema) return undefined;
     // The object just parsed becomes the tool (a copy of each of 10,000 tools would only make garbage).
     const exposed = tool as unknown as ExposedTool;
     exposed.outputSchema = schema;
-    for (const field of LATE_FIELDS) parsedWhenRead(exposed, field, bytes, tool[field], file);
+    for (const field of LATE_FIELDS) parsedWhenRead(exposed, field, lines, tool[field], file);
     tools.push(exposed);
   }
   return {
@@ -116,7 +119,7 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
   const outputSchemas: JsonSchema[] = [];
   const known = new Map<string, number>();
   const lines: string[] = [];
-  // Byte offsets from the start of the late lines; the header's length is added once it is known.
+  // Byte offsets from the first line after the header: the header's own length then does not depend on them.
   let offset = 0;
   const lineOf = (value: unknown) => {
     const line = `${JSON.stringify(value)}\n`;
@@ -145,18 +148,7 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     outputSchemas: outputSchemas as CacheHeader['outputSchemas'],
     tools,
   };
-  // The offsets count from the file's start: the header's own length depends on them, so they are shifted until it
-  // stops changing (once or twice: a longer number can lengthen the header by a few bytes).
-  let shift = 0;
-  let text = JSON.stringify(header);
-  for (;;) {
-    const next = Buffer.byteLength(text) + 1;
-    if (next === shift) break;
-    const by = next - shift;
-    for (const tool of tools) for (const field of LATE_FIELDS) tool[field] += by;
-    shift = next;
-    text = JSON.stringify(header);
-  }
+  const text = JSON.stringify(header);
   writeFileAtomically(file, `${text}\n${lines.join('')}`);
   for (const older of OLDER_FILES) rmSync(path.join(path.dirname(file), older), { force: true });
   return id;
@@ -175,9 +167,9 @@ export function writeFileAtomically(file: string, content: string | Uint8Array):
   }
 }
 
-/** Whether `at` is the offset of a line of `bytes` (just after a newline). */
-function startsLine(at: unknown, bytes: Buffer): at is number {
-  return typeof at === 'number' && Number.isInteger(at) && at > 0 && at < bytes.length && bytes[at - 1] === NEWLINE;
+/** Whether `at` is the offset of a line in `lines` (the first, or just after a newline). */
+function startsLine(at: unknown, lines: Buffer): at is number {
+  return typeof at === 'number' && Number.isInteger(at) && at >= 0 && at < lines.length && (at === 0 || lines[at - 1] === NEWLINE);
 }
 
 /**
