@@ -9,7 +9,8 @@
  * reads the same postings and accumulates BM25+ into reused typed arrays.
  * The postings are MiniSearch's protected state, read through this subclass;
  * the dependency is pinned to an exact version and the search tests exercise
- * every accessor.
+ * every accessor. A saved index is restored into the same state, its radix
+ * tree made node by node in SearchableMap's own layout (see RadixNode).
  */
 import MiniSearch from 'minisearch';
 import type SearchableMap from 'minisearch/SearchableMap';

@@ -130,7 +130,7 @@ describe('the start-up cache', () => {
     expect(JSON.stringify(warm.tools)).toBe(JSON.stringify(cold.tools));
   });
 
-  it("names the cache file when a tool's schema line was damaged by hand", async () => {
+  it("names the cache file, and removes it, when a tool's schema line was damaged by hand", async () => {
     const f = folder();
     await load(f);
     const file = startupCachePath(f.dataDir);
@@ -142,8 +142,11 @@ describe('the start-up cache', () => {
     const warm = await load(f);
     expect(warm.startupCache).toBe('hit');
     expect(() => warm.tools![0]!.inputSchema).toThrow(
-      /start-up cache .*catalog-v2\.jsonl: the inputSchema of tool alpha is not JSON.*delete the file/,
+      /start-up cache .*catalog-v2\.jsonl: the inputSchema of tool alpha is not JSON.*the file was removed, and the next start loads the folder in full/,
     );
+    expect(existsSync(file)).toBe(false);
+    expect((await load(f)).startupCache).toBe('miss');
+    expect((await load(f)).startupCache).toBe('hit');
   });
 
   it('keeps the secret names, so hiding them imports nothing', async () => {

@@ -188,9 +188,11 @@ function parsedWhenRead(tool: ExposedTool, field: LateField, bytes: Buffer, at: 
       try {
         value = JSON.parse(bytes.toString('utf8', at, end === -1 ? bytes.length : end));
       } catch (error) {
-        // Only a hand edit does this: the file is written whole, from JSON.stringify's output.
+        // Only a hand edit (or a damaged disk) does this: the file is written whole, from JSON.stringify's output. It
+        // is removed, so the next start loads the folder in full and writes it again.
+        rmSync(file, { force: true });
         throw new Error(
-          `start-up cache ${file}: the ${field} of tool ${tool.name} is not JSON (${error instanceof Error ? error.message : String(error)}); delete the file and restart to rebuild it`,
+          `start-up cache ${file}: the ${field} of tool ${tool.name} is not JSON (${error instanceof Error ? error.message : String(error)}); the file was removed, and the next start loads the folder in full and saves it again`,
           { cause: error },
         );
       }
