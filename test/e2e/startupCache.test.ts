@@ -2,9 +2,10 @@
  * The start-up cache end to end: the built CLI over stdio with one data
  * folder, started twice. The second start answers from the cache (the same
  * tools/list as the first) and imports a definition module only when its
- * tool is called.
+ * tool is called. With tool search on, the second start restores the search
+ * index the first saved.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeModelServer } from '../support/fakeModelServer.js';
@@ -102,5 +103,60 @@ describe('serve with the start-up cache', () => {
         (tool: { name: string }) => tool.name,
       ),
     ).toContain('beta');
+  }, 60_000);
+});
+
+describe('serve with tool search and the start-up cache', () => {
+  const root = tempDir('agentport-e2e-cache-search-');
+  const agentsDir = path.join(root, 'agents');
+  const dataDir = path.join(root, '.agentport');
+  const savedIndex = path.join(dataDir, 'cache', 'search-v2.bin');
+  const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' });
+  const search = (client: Awaited<ReturnType<typeof connectStdio>>['client'], query: string) =>
+    client.callTool({ name: 'tool_search', arguments: { query } }).then((result) => result.structuredContent);
+
+  beforeAll(() => {
+    writeFiles(agentsDir, {
+      'models/m.ts': MODEL,
+      'prompts/alpha.ts': promptFile('alpha'),
+      'prompts/beta.ts': promptFile('beta'),
+      'prompts/weather_forecast.ts': promptFile('weather_forecast').replace(
+        'The weather_forecast tool.',
+        'Forecast the weather for a city.',
+      ),
+    });
+  });
+
+  it('restores the saved search index on the next start, which searches and calls as the first did', async () => {
+    const args = ['--tool-search', 'on'];
+    const cold = await connectStdio('legacy', { agentsDir, dataDir, env: env(), args });
+    let found: unknown;
+    try {
+      found = await search(cold.client, 'weather in a city');
+      expect(found).toEqual({ tools: ['weather_forecast'], unknown: [] });
+      // Saved once built, just after the search that waited for it.
+      for (let waited = 0; !existsSync(savedIndex) && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(existsSync(savedIndex)).toBe(true);
+    } finally {
+      await cold.client.close();
+    }
+    const saved = statSync(savedIndex).mtimeMs;
+
+    const warm = await connectStdio('legacy', { agentsDir, dataDir, env: env(), args });
+    try {
+      expect(await search(warm.client, 'weather in a city')).toEqual(found);
+      expect(await search(warm.client, 'select:beta,nope')).toEqual({ tools: ['beta'], unknown: ['nope'] });
+      model.reply({ text: 'forecast given' });
+      const called = await warm.client.callTool({
+        name: 'call_tool',
+        arguments: { name: 'weather_forecast', arguments: { text: 'Paris' } },
+      });
+      expect(called.structuredContent).toMatchObject({ response: 'forecast given' });
+    } finally {
+      await warm.client.close();
+    }
+    // Restored, not built and saved again.
+    expect(statSync(savedIndex).mtimeMs).toBe(saved);
+    expect(model.unexpected).toEqual([]);
   }, 60_000);
 });
