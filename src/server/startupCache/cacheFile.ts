@@ -8,11 +8,12 @@
  *
  * Its first line is a JSON header with all of that but each tool's input
  * schema and annotations; those follow, one JSON text a line, and the header
- * gives each one's byte offset (from the end of the header). They are most of the file (6.6 of 10.8 MB at
- * 10,000 tools), and only a listing of every tool or a call of the tool reads
- * them: a start decodes and parses the header alone, and a tool's line when
- * something first reads the field (with tool search on, a start reads none).
- * Decoding and parsing them all cost a warm start about a third of its time.
+ * gives each one's byte offset (from the header's end). They are most of the
+ * file (6.6 of 10.8 MB at 10,000 tools), and only a listing of every tool or
+ * a call of the tool reads them: a start decodes and parses the header alone,
+ * and a tool's line when something first reads the field (with tool search
+ * on, a start reads none). Decoding and parsing them all cost a warm start
+ * about a third of its time.
  *
  * It is used only when agentport's version, the agents folder and every
  * file's path, size and mtime (stamps.ts) are the same. Anything else (an
