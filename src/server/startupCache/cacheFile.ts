@@ -52,10 +52,10 @@ export interface StartupCache {
 }
 
 /**
- * The header line. Output schemas are mostly identical, so each distinct one is stored once and tools point at it; a
- * tool's {@link LATE_FIELDS} hold the byte offsets of their lines (counted from the first line after the header), in
- * the fields' own places (so a tool read back has
- * its keys in the order a built one has: a reload compares tools by their JSON, registrySurface.ts).
+ * The header line. Output schemas are mostly identical, so each distinct one is stored once and tools point at it. A
+ * tool's {@link LATE_FIELDS} hold the byte offsets of their lines (counted from the first line after the header) in
+ * the fields' own places, so a tool read back has its keys in the order a built one has (a reload compares tools by
+ * their JSON, registrySurface.ts).
  */
 interface CacheHeader extends Omit<StartupCache, 'tools'> {
   format: number;
@@ -149,14 +149,15 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     outputSchemas: outputSchemas as CacheHeader['outputSchemas'],
     tools,
   };
-  const text = JSON.stringify(header);
-  writeFileAtomically(file, `${text}\n${lines.join('')}`);
-  for (const older of OLDER_FILES) rmSync(path.join(path.dirname(file), older), { force: true });
+  writeFileAtomically(file, `${JSON.stringify(header)}\n${lines.join('')}`, OLDER_FILES);
   return id;
 }
 
-/** Writes `content` through a temporary file and a rename, so a reader never sees half a file. */
-export function writeFileAtomically(file: string, content: string | Uint8Array): void {
+/**
+ * Writes `content` through a temporary file and a rename, so a reader never sees half a file; then removes `replaces`,
+ * the names of the files earlier versions kept beside it instead.
+ */
+export function writeFileAtomically(file: string, content: string | Uint8Array, replaces: readonly string[] = []): void {
   mkdirSync(path.dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.tmp`;
   try {
@@ -166,6 +167,7 @@ export function writeFileAtomically(file: string, content: string | Uint8Array):
     rmSync(temporary, { force: true });
     throw error;
   }
+  for (const older of replaces) rmSync(path.join(path.dirname(file), older), { force: true });
 }
 
 /** Whether `at` is the offset of a line in `lines` (the first, or just after a newline). */

@@ -8,7 +8,7 @@
  * (search/savedIndex.ts). It is written once built, when there was none to
  * restore, to a temporary file renamed into place.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { log } from '../../log.js';
 import type { SavedSearchIndex } from '../toolSearchSurface.js';
@@ -27,8 +27,7 @@ interface Label {
 
 /** The saved index of the tools of the start-up cache `catalogId`. */
 export function savedSearchIndex(dataDir: string, catalogId: string): SavedSearchIndex {
-  const folder = path.join(dataDir, 'cache');
-  const file = path.join(folder, SEARCH_INDEX_FILE);
+  const file = path.join(dataDir, 'cache', SEARCH_INDEX_FILE);
   return {
     read() {
       try {
@@ -47,8 +46,7 @@ export function savedSearchIndex(dataDir: string, catalogId: string): SavedSearc
       const length = Buffer.alloc(4);
       length.writeUInt32LE(label.length);
       try {
-        writeFileAtomically(file, Buffer.concat([length, label, index]));
-        for (const older of OLDER_FILES) rmSync(path.join(folder, older), { force: true });
+        writeFileAtomically(file, Buffer.concat([length, label, index]), OLDER_FILES);
       } catch (error) {
         log.warn(`search index not saved (${error instanceof Error ? error.message : String(error)}): the next start builds it again`);
       }
