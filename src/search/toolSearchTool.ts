@@ -2,6 +2,7 @@
  * The `tool_search` tool itself, as both the MCP surface and the runtime
  * offer it: its name, description, input schema and argument checking.
  */
+import { quoteKeys, undeclaredKeys } from '../definitions/unknownKeys.js';
 import { DEFAULT_MAX_RESULTS } from './types.js';
 
 export const TOOL_SEARCH_NAME = 'tool_search';
@@ -53,6 +54,9 @@ export type ToolSearchArgs = { ok: true; query: string; maxResults?: number } | 
 export function readToolSearchArgs(args: unknown): ToolSearchArgs {
   const record = (typeof args === 'object' && args !== null ? args : {}) as { query?: unknown; max_results?: unknown };
   if (typeof record.query !== 'string') return { ok: false, error: `${TOOL_SEARCH_NAME}: query must be a string` };
+  const extra = undeclaredKeys(record, ['query', 'max_results']);
+  if (extra.length > 0)
+    return { ok: false, error: `${TOOL_SEARCH_NAME}: no argument ${quoteKeys(extra)} is declared (only query and max_results)` };
   const max = record.max_results;
   if (max === undefined || max === null) return { ok: true, query: record.query };
   if (typeof max !== 'number' || !Number.isInteger(max) || max < 1) {

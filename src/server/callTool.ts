@@ -6,7 +6,7 @@
  * continue the conversation.
  */
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
-import { errorInfo, errorMessage, isAgentportError } from '../errors.js';
+import { AgentportError, errorInfo, errorMessage, isAgentportError } from '../errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { Elicit } from '../runtime/run/types.js';
 import { timerDelay } from '../runtime/limits.js';
@@ -174,9 +174,25 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** The values of `_meta["agentport/variables"]`: an object of strings, or the call fails naming what is wrong. */
 function callVariables(raw: unknown): Record<string, string> | undefined {
-  if (typeof raw !== 'object' || raw === null) return undefined;
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new AgentportError(
+      'INVALID_ARGUMENTS',
+      `_meta["${VARIABLES_META_KEY}"] must be an object of variable names and string values, e.g. {"API_KEY": "..."}`,
+    );
+  }
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(raw)) if (typeof value === 'string') out[key] = value;
+  for (const [key, value] of Object.entries(raw)) {
+    if (typeof value !== 'string') {
+      throw new AgentportError(
+        'INVALID_ARGUMENTS',
+        `_meta["${VARIABLES_META_KEY}"]: the value of variable ${key} must be a string, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`,
+        { fields: [key] },
+      );
+    }
+    out[key] = value;
+  }
   return out;
 }

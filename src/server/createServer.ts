@@ -31,6 +31,7 @@ import { ListChangedNotifier } from './listChanged.js';
 import { compareSurfaces, deriveSurface, type RegistrySurface, type SurfaceChange } from './registrySurface.js';
 import { handOverUpstreamHub, type UpstreamHub } from '../upstream/hub.js';
 import { errorMessage } from '../errors.js';
+import { quoteKeys, undeclaredKeys } from '../definitions/unknownKeys.js';
 import { log } from '../log.js';
 import { InstanceLogging, LogLevels } from './logging.js';
 import { ThreadResources, type CallerBus } from './resources.js';
@@ -189,7 +190,20 @@ export function createAgentportServer(
     if (upstreamCall) return upstreamCall;
     if (surface.index && name === TOOL_SEARCH_NAME) return searchResult(surface.index, args);
     if (surface.searchOn && name === CALL_TOOL) {
-      const target = typeof args?.name === 'string' ? args.name : '';
+      if (typeof args?.name !== 'string' || !args.name) {
+        return errorResult({
+          code: 'INVALID_ARGUMENTS',
+          message: `${CALL_TOOL}: name must be the name of a tool (from ${TOOL_SEARCH_NAME})`,
+        });
+      }
+      const extra = undeclaredKeys(args, ['name', 'arguments']);
+      if (extra.length > 0) {
+        return errorResult({
+          code: 'INVALID_ARGUMENTS',
+          message: `${CALL_TOOL}: no argument ${quoteKeys(extra)} is declared (only name and arguments)`,
+        });
+      }
+      const target = args.name;
       if (!byName.has(target)) {
         return errorResult({
           code: 'UNKNOWN_TOOL',

@@ -5,6 +5,7 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { JSON_SCHEMA_2020_12 } from '../definitions/jsonSchema.js';
+import { quoteKeys, undeclaredKeys } from '../definitions/unknownKeys.js';
 import { errorInfo, hasCode } from '../errors.js';
 import type { RunView } from '../runtime/run/handles.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -22,6 +23,14 @@ const annotations = (title: string, readOnly: boolean) => ({
   openWorldHint: false,
 });
 
+const RUN_SCHEMA = {
+  $schema: JSON_SCHEMA_2020_12,
+  type: 'object' as const,
+  properties: { thread_id: THREAD_ID },
+  required: ['thread_id'],
+  additionalProperties: false,
+};
+
 export const RUN_TOOLS: Tool[] = [
   {
     name: 'run_wait',
@@ -36,6 +45,7 @@ export const RUN_TOOLS: Tool[] = [
         timeout_s: { type: 'number', minimum: 0, maximum: 50, description: 'Seconds to wait (default 50).' },
       },
       required: ['thread_id'],
+      additionalProperties: false,
     },
     annotations: annotations('Wait for a run', true),
   },
@@ -43,14 +53,14 @@ export const RUN_TOOLS: Tool[] = [
     name: 'run_status',
     title: 'Status of a run',
     description: 'Say whether a background run is still going on, with its latest progress, without waiting.',
-    inputSchema: { $schema: JSON_SCHEMA_2020_12, type: 'object' as const, properties: { thread_id: THREAD_ID }, required: ['thread_id'] },
+    inputSchema: RUN_SCHEMA,
     annotations: annotations('Status of a run', true),
   },
   {
     name: 'run_cancel',
     title: 'Cancel a run',
     description: 'Stop a run that is going on in the background.',
-    inputSchema: { $schema: JSON_SCHEMA_2020_12, type: 'object' as const, properties: { thread_id: THREAD_ID }, required: ['thread_id'] },
+    inputSchema: RUN_SCHEMA,
     annotations: annotations('Cancel a run', false),
   },
 ];
@@ -63,6 +73,8 @@ export async function callRunTool(runtime: Runtime, name: RunToolName, args: Rec
   const threadId = args?.thread_id;
   if (typeof threadId !== 'string' || !threadId)
     return errorResult({ code: 'INVALID_ARGUMENTS', message: `${name}: thread_id must be the thread_id of a run` });
+  const extra = undeclaredKeys(args, name === 'run_wait' ? ['thread_id', 'timeout_s'] : ['thread_id']);
+  if (extra.length > 0) return errorResult({ code: 'INVALID_ARGUMENTS', message: `${name}: no argument ${quoteKeys(extra)} is declared` });
   const timeout = args?.timeout_s;
   if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0)))
     return errorResult({ code: 'INVALID_ARGUMENTS', message: `${name}: timeout_s must be a number of seconds` });

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { describeZodIssues, fieldPath } from '../../definitions/issues.js';
+import { quoteKeys, unknownKeys } from '../../definitions/unknownKeys.js';
 import type { PromptDefinition } from '../../definitions/types.js';
 import { AgentportError } from '../../errors.js';
 import { RESERVED_ARGUMENT } from '../../registry/references.js';
@@ -23,9 +24,15 @@ export function prepareInput(prompt: PromptDefinition, raw: Record<string, unkno
   delete args[RESERVED_ARGUMENT];
   const schema = prompt.requiredSchema ?? messageSchema;
   const parsed = schema.safeParse(args);
-  if (!parsed.success) {
-    throw new AgentportError('INVALID_ARGUMENTS', `invalid arguments for "${prompt.name}": ${describeZodIssues(parsed.error.issues)}`, {
-      fields: parsed.error.issues.map((issue) => fieldPath(issue.path)),
+  // zod drops keys it does not know; the published schema refuses them, and so does the call.
+  const unknown = unknownKeys(schema, args);
+  if (!parsed.success || unknown.length > 0) {
+    const problems = [
+      ...(parsed.success ? [] : [describeZodIssues(parsed.error.issues)]),
+      ...(unknown.length > 0 ? [`no argument ${quoteKeys(unknown)} is declared`] : []),
+    ];
+    throw new AgentportError('INVALID_ARGUMENTS', `invalid arguments for "${prompt.name}": ${problems.join('; ')}`, {
+      fields: [...(parsed.success ? [] : parsed.error.issues.map((issue) => fieldPath(issue.path))), ...unknown],
     });
   }
   const value = parsed.data as Record<string, unknown>;

@@ -1,0 +1,162 @@
+/**
+ * Keys an argument object has that its zod schema does not declare. zod strips
+ * them silently, while the JSON Schema published for the same schema closes
+ * every plain object (`additionalProperties: false`, see jsonSchema.ts): this
+ * is the check that makes the server refuse what it says it refuses. It reads
+ * zod's definitions (`_zod.def`), so it works with any copy of zod 4.
+ */
+import type { z } from 'zod';
+
+interface Def {
+  type?: string;
+  shape?: Record<string, unknown>;
+  catchall?: unknown;
+  innerType?: unknown;
+  in?: unknown;
+  element?: unknown;
+  valueType?: unknown;
+  options?: unknown[];
+  left?: unknown;
+  right?: unknown;
+  getter?: () => unknown;
+}
+
+function defOf(schema: unknown): Def | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  return (schema as { _zod?: { def?: Def } })._zod?.def;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Nesting beyond which nothing more is checked (a recursive schema over a deep value). */
+const MAX_DEPTH = 32;
+
+/**
+ * The paths (`a.b`, `items[2].c`) of keys in `value` that `schema` does not
+ * declare, where the schema is a plain object (no catchall, not a record).
+ * Unions count a key known when any of their object options declares it.
+ */
+export function unknownKeys(schema: z.ZodType, value: unknown): string[] {
+  const found: string[] = [];
+  collect(schema, value, '', found, 0);
+  return found;
+}
+
+function collect(schema: unknown, value: unknown, path: string, found: string[], depth: number): void {
+  const def = defOf(schema);
+  if (def === undefined || depth > MAX_DEPTH) return;
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'readonly':
+    case 'catch':
+    case 'nonoptional':
+      return collect(def.innerType, value, path, found, depth);
+    case 'pipe':
+      // The input side is what the caller sends.
+      return collect(def.in, value, path, found, depth);
+    case 'lazy':
+      return collect(def.getter?.(), value, path, found, depth + 1);
+    case 'array':
+      if (Array.isArray(value)) value.forEach((item, i) => collect(def.element, item, `${path}[${i}]`, found, depth + 1));
+      return;
+    case 'record':
+      if (isPlainObject(value)) {
+        for (const [key, item] of Object.entries(value)) collect(def.valueType, item, join(path, key), found, depth + 1);
+      }
+      return;
+    case 'intersection':
+      return collectAgainst([def.left, def.right], value, path, found, depth);
+    case 'union':
+      return collectAgainst(def.options ?? [], value, path, found, depth);
+    case 'object':
+      return collectAgainst([schema], value, path, found, depth);
+    default:
+      return;
+  }
+}
+
+/** Keys of an object value checked against several object schemas together (a union's options, an intersection's sides). */
+function collectAgainst(schemas: unknown[], value: unknown, path: string, found: string[], depth: number): void {
+  if (!isPlainObject(value)) {
+    // An array or a scalar: an option that is not an object may describe it.
+    for (const schema of schemas) if (defOf(schema)?.type !== 'object') collect(schema, value, path, found, depth);
+    return;
+  }
+  const relevant = schemas.filter((schema) => !NOT_OBJECTS.has(unwrappedType(schema) ?? ''));
+  const objects = relevant.map(objectDefOf);
+  // An option that is not a plain object (a record, an open object, something unknown) may hold any key.
+  if (objects.length === 0 || objects.some((def) => def === undefined || def.catchall !== undefined)) return;
+  for (const [key, item] of Object.entries(value)) {
+    const declaring = objects.filter((def) => def!.shape !== undefined && Object.hasOwn(def!.shape, key));
+    if (declaring.length === 0) {
+      // A key given as undefined is no key in JSON: nothing was sent.
+      if (item !== undefined) found.push(join(path, key));
+      continue;
+    }
+    if (declaring.length === 1) collect(declaring[0]!.shape![key], item, join(path, key), found, depth + 1);
+  }
+}
+
+/** Types that never describe an object value: a union option of one of them says nothing of an object's keys. */
+const NOT_OBJECTS: ReadonlySet<string> = new Set([
+  'string',
+  'number',
+  'int',
+  'boolean',
+  'bigint',
+  'symbol',
+  'null',
+  'undefined',
+  'void',
+  'never',
+  'literal',
+  'enum',
+  'template_literal',
+  'nan',
+  'date',
+  'array',
+  'tuple',
+  'file',
+]);
+
+/** The definition under wrappers (optional, default, the input side of a pipe, a lazy schema's target). */
+function unwrapped(schema: unknown): Def | undefined {
+  let def = defOf(schema);
+  for (let hops = 0; def !== undefined && hops < MAX_DEPTH; hops++) {
+    if (def.type === 'pipe') def = defOf(def.in);
+    else if (def.type === 'lazy') def = defOf(def.getter?.());
+    else if (def.type !== 'object' && def.innerType !== undefined) def = defOf(def.innerType);
+    else return def;
+  }
+  return undefined;
+}
+
+function unwrappedType(schema: unknown): string | undefined {
+  return unwrapped(schema)?.type;
+}
+
+/** The object definition under wrappers, or undefined when the schema is not a plain object. */
+function objectDefOf(schema: unknown): Def | undefined {
+  const def = unwrapped(schema);
+  return def?.type === 'object' ? def : undefined;
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+/** The keys of an argument object outside `declared` (for the built-in tools, whose schemas are written by hand). */
+export function undeclaredKeys(args: Record<string, unknown> | undefined, declared: readonly string[]): string[] {
+  if (args === undefined) return [];
+  return Object.keys(args).filter((key) => !declared.includes(key) && args[key] !== undefined);
+}
+
+/** `"a", "b"`: keys as an error message names them. */
+export function quoteKeys(keys: readonly string[]): string {
+  return keys.map((key) => JSON.stringify(key)).join(', ');
+}

@@ -1,0 +1,52 @@
+/** Which keys of an argument object its zod schema does not declare (unknownKeys.ts). */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { undeclaredKeys, unknownKeys } from '../../src/definitions/unknownKeys.js';
+
+describe('unknownKeys', () => {
+  it('finds keys a plain object does not declare, at any depth, by path', () => {
+    const schema = z.object({
+      a: z.string(),
+      b: z.object({ c: z.number() }).nullable().optional(),
+      list: z.array(z.object({ d: z.string() })),
+    });
+    expect(unknownKeys(schema, { a: 'x', list: [] })).toEqual([]);
+    expect(unknownKeys(schema, { a: 'x', z: 1, b: { c: 1, y: 2 }, list: [{ d: 'd' }, { d: 'd', e: 1 }] })).toEqual([
+      'z',
+      'b.y',
+      'list[1].e',
+    ]);
+    expect(unknownKeys(schema, { a: 'x', b: null, list: [], gone: undefined })).toEqual([]);
+  });
+
+  it('lets open objects and records hold any key', () => {
+    expect(unknownKeys(z.looseObject({ a: z.string() }), { a: 'x', b: 1 })).toEqual([]);
+    expect(unknownKeys(z.object({ a: z.string() }).catchall(z.number()), { a: 'x', b: 1 })).toEqual([]);
+    expect(unknownKeys(z.record(z.string(), z.object({ n: z.number() })), { any: { n: 1, m: 2 } })).toEqual(['any.m']);
+  });
+
+  it('reads through defaults, pipes, lazy schemas, unions and intersections', () => {
+    const node: z.ZodType = z.lazy(() => z.object({ name: z.string(), children: z.array(node).optional() }));
+    expect(unknownKeys(node, { name: 'a', children: [{ name: 'b', x: 1 }] })).toEqual(['children[0].x']);
+    const piped = z
+      .object({ n: z.string() })
+      .default({ n: '1' })
+      .pipe(z.object({ n: z.string() }));
+    expect(unknownKeys(piped, { n: '1', m: 2 })).toEqual(['m']);
+    const union = z.union([z.object({ url: z.string() }), z.object({ path: z.string() }), z.string()]);
+    expect(unknownKeys(union, { url: 'u' })).toEqual([]);
+    expect(unknownKeys(union, { url: 'u', port: 1 })).toEqual(['port']);
+    expect(unknownKeys(union, 'text')).toEqual([]);
+    const both = z.intersection(z.object({ a: z.string() }), z.object({ b: z.string() }));
+    expect(unknownKeys(both, { a: '1', b: '2', c: '3' })).toEqual(['c']);
+    // A union with an open option says nothing about keys.
+    expect(unknownKeys(z.union([z.object({ a: z.string() }), z.record(z.string(), z.string())]), { zz: 'x' })).toEqual([]);
+  });
+});
+
+describe('undeclaredKeys', () => {
+  it('lists keys outside the declared names, leaving undefined ones out', () => {
+    expect(undeclaredKeys({ query: 'x', limit: 3, gone: undefined }, ['query'])).toEqual(['limit']);
+    expect(undeclaredKeys(undefined, ['query'])).toEqual([]);
+  });
+});
