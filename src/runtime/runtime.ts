@@ -6,7 +6,7 @@
  */
 import { isUsage, totalUsage, type Usage } from '../models/usage.js';
 import type { AgentDefinition, ToolResult } from '../definitions/types.js';
-import { AgentportError, errorMessage } from '../errors.js';
+import { AgentportError, errorMessage, throwIfAborted } from '../errors.js';
 import { logToStderr } from '../log.js';
 import { ModelResolver } from '../models/resolveModel.js';
 import type { Entry, LoadedPrompt, Registry } from '../registry/types.js';
@@ -322,7 +322,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     // Another subject's thread is refused before waiting for its turn or lock (no timing or THREAD_BUSY to probe).
     const owner = request.owner ?? currentCaller();
     if (threadId && owner !== undefined) await continuedThread(store, threadId, request.target, owner);
-    return oneAtATime(threadId, () => runPrompt(request));
+    return oneAtATime(threadId, () => {
+      // A call cancelled while it waited for its turn stops here: nothing of it is stored.
+      throwIfAborted(request.controller?.signal ?? request.signal);
+      return runPrompt(request);
+    });
   }
 }
 

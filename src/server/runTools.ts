@@ -85,7 +85,7 @@ export async function callRunTool(runtime: Runtime, name: RunToolName, args: Rec
         : name === 'run_status'
           ? await runtime.handles.status(threadId)
           : await runtime.handles.cancel(threadId);
-    const result = viewResult(view);
+    const result = withRunsAfter(viewResult(view), runtime.handles.pendingAfter(threadId, view), threadId);
     if (name !== 'run_status') return result;
     // The thread's tokens and cost so far, all its runs together.
     const usage = await runtime.threadUsage(threadId);
@@ -100,6 +100,17 @@ export async function callRunTool(runtime: Runtime, name: RunToolName, args: Rec
     }
     return errorResult(errorInfo(error));
   }
+}
+
+/** A result of a thread with later turns still in the background says so: run_wait gives each in turn. */
+function withRunsAfter(result: CallToolResult, later: number, threadId: string): CallToolResult {
+  if (later === 0) return result;
+  const note = `This thread has ${later === 1 ? 'a later turn' : `${later} later turns`} in the background: call run_wait again with thread_id ${threadId} for ${later === 1 ? 'its' : 'the next'} result.`;
+  return {
+    ...result,
+    content: [...result.content, { type: 'text', text: note }],
+    structuredContent: { ...(result.structuredContent ?? {}), later_runs: later },
+  };
 }
 
 /** A handle's state as a tool result: the run's own result once it ended. */

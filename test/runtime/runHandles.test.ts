@@ -80,8 +80,22 @@ describe('run handles', () => {
     expect(structured(first).status).toBe('running');
     const second = await client.callTool({ name: 'forgetful', arguments: { message: 'two', thread_id: threadId } });
     expect(structured(second)).toMatchObject({ thread_id: threadId, status: 'running' });
+    // Each turn's outcome, oldest first: the first is not lost to the second.
+    const earlier = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 5 } });
+    expect(earlier.content).toEqual([
+      { type: 'text', text: 'first answer' },
+      {
+        type: 'text',
+        text: `This thread has a later turn in the background: call run_wait again with thread_id ${threadId} for its result.`,
+      },
+    ]);
+    expect(structured(earlier)).toMatchObject({ response: 'first answer', later_runs: 1 });
     const done = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 5 } });
     expect(textOf(done)).toBe('second answer');
+    expect(structured(done)).not.toHaveProperty('later_runs');
+    // Given once each: from then on run_wait reports the latest.
+    const again = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 5 } });
+    expect(textOf(again)).toBe('second answer');
     const messages = await store.listMessages(threadId);
     expect(messages.map((m) => `${m.role}:${String(m.content)}`)).toEqual([
       'user:one',
@@ -100,6 +114,39 @@ describe('run handles', () => {
     expect(cancelled.isError).toBe(true);
     expect(structured(cancelled)).toMatchObject({ status: 'cancelled', error: { code: 'CANCELLED' } });
     expect((await store.getThread(threadId))!.status).toBe('cancelled');
+  });
+
+  it('[RL-1] run_cancel stops the running run of a thread and the turn queued behind it, and keeps an outcome not yet given', async () => {
+    const client = await agentport.connect();
+    model.reply({ text: 'never seen', delayMs: 3000 });
+    const first = await client.callTool({ name: 'forgetful', arguments: { message: 'slow' } });
+    const threadId = structured(first).thread_id;
+    const queued = await client.callTool({ name: 'forgetful', arguments: { message: 'next', thread_id: threadId } });
+    expect(structured(queued)).toMatchObject({ thread_id: threadId, status: 'running' });
+    const requests = model.requests.length;
+    const started = Date.now();
+    const cancelled = await client.callTool({ name: 'run_cancel', arguments: { thread_id: threadId } });
+    // The running run is stopped, not waited for.
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(structured(cancelled)).toMatchObject({ status: 'cancelled', error: { code: 'CANCELLED' } });
+    const status = await client.callTool({ name: 'run_status', arguments: { thread_id: threadId } });
+    expect(structured(status).status).toBe('cancelled');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The queued turn never reached the model, nor stored its message.
+    expect(model.requests.length).toBe(requests);
+    expect((await store.listMessages(threadId)).map((m) => `${m.role}:${String(m.content)}`)).toEqual(['user:slow']);
+
+    // An outcome that came before the cancellation is still run_wait's to give.
+    model.reply({ text: 'kept answer', delayMs: 500 }, { text: 'never either', delayMs: 3000 });
+    const one = await client.callTool({ name: 'forgetful', arguments: { message: 'one' } });
+    const other = structured(one).thread_id;
+    await client.callTool({ name: 'forgetful', arguments: { message: 'two', thread_id: other } });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await client.callTool({ name: 'run_cancel', arguments: { thread_id: other } });
+    const kept = await client.callTool({ name: 'run_wait', arguments: { thread_id: other, timeout_s: 5 } });
+    expect(textOf(kept)).toBe('kept answer');
+    const last = await client.callTool({ name: 'run_wait', arguments: { thread_id: other, timeout_s: 5 } });
+    expect(structured(last)).toMatchObject({ status: 'cancelled' });
   });
 
   it('[RL-1] answers run_wait from the store after a restart, and reports a run left running as interrupted', async () => {

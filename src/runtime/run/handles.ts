@@ -6,6 +6,11 @@
  * (meta `lastRun`) so run_wait answers from the store after a restart. A
  * thread left `running` by a process that is gone is reported interrupted.
  *
+ * A thread continued while its earlier run is still in the background has
+ * several runs here, in turn order: run_wait gives each one's outcome once,
+ * oldest first (none is lost), run_status reports the one run_wait is on, and
+ * run_cancel stops them all.
+ *
  * A detached run may also carry an id of its own (an MCP task): its record
  * is written with the thread (meta `runs`) before `detach` returns, so the id
  * answers at once, from any process, and after a restart; it then keeps the
@@ -43,6 +48,8 @@ interface Handle {
   progress: string | undefined;
   done: Promise<RunResult>;
   settled: RunView | undefined;
+  /** run_wait has returned its outcome: the thread's next run is the one reported from then on. */
+  delivered: boolean;
   cancel: () => void;
 }
 
@@ -60,7 +67,8 @@ const SETTLED_KEPT_MS = 10 * 60_000;
 const MAX_WAIT_MS = 50_000;
 
 export class RunHandles {
-  private readonly handles = new Map<string, Handle>();
+  /** The runs of each thread held here, in turn order. */
+  private readonly handles = new Map<string, Handle[]>();
   private readonly byId = new Map<string, Handle>();
 
   constructor(private readonly services: Services) {}
@@ -87,9 +95,12 @@ export class RunHandles {
       progress: undefined,
       done,
       settled: undefined,
+      delivered: false,
       cancel,
     };
-    this.handles.set(threadId, handle);
+    const runs = this.handles.get(threadId);
+    if (runs) runs.push(handle);
+    else this.handles.set(threadId, [handle]);
     if (id) {
       this.byId.set(id, handle);
       // Durable before the id is handed out: any process can answer for it from now on.
@@ -141,10 +152,24 @@ export class RunHandles {
     return true;
   }
 
+  /**
+   * The thread's run that run_wait and run_status report: the oldest whose outcome run_wait has not
+   * given yet, else the latest.
+   */
+  private current(threadId: string): Handle | undefined {
+    const runs = this.handles.get(threadId);
+    const handle = runs?.find((run) => !run.delivered) ?? runs?.at(-1);
+    return handle && this.visible(handle) ? handle : undefined;
+  }
+
   /** Waits up to `timeoutMs` (at most 50 s) for the run's end. */
   async wait(threadId: string, timeoutMs: number): Promise<RunView> {
-    const handle = this.handles.get(threadId);
-    if (!handle || !this.visible(handle)) return this.fromStore(threadId);
+    const handle = this.current(threadId);
+    if (!handle) return this.fromStore(threadId);
+    return this.waitFor(handle, timeoutMs);
+  }
+
+  private async waitFor(handle: Handle, timeoutMs: number): Promise<RunView> {
     if (!handle.settled) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -155,22 +180,35 @@ export class RunHandles {
       // Let the settle callback run.
       await new Promise((resolve) => setImmediate(resolve));
     }
+    if (handle.settled) handle.delivered = true;
     return this.view(handle);
   }
 
   async status(threadId: string): Promise<RunView> {
-    const handle = this.handles.get(threadId);
-    return handle && this.visible(handle) ? this.view(handle) : this.fromStore(threadId);
+    const handle = this.current(threadId);
+    return handle ? this.view(handle) : this.fromStore(threadId);
   }
 
+  /** Stops every run of the thread held here (a turn queued behind the running one too); reports the one run_wait is on. */
   async cancel(threadId: string): Promise<RunView> {
-    const handle = this.handles.get(threadId);
-    if (!handle || !this.visible(handle)) return this.fromStore(threadId);
-    if (!handle.settled) {
-      handle.cancel();
-      return this.wait(threadId, 5_000);
-    }
-    return this.view(handle);
+    const handle = this.current(threadId);
+    if (!handle) return this.fromStore(threadId);
+    const running = (this.handles.get(threadId) ?? []).filter((run) => !run.settled && this.visible(run));
+    if (running.length === 0) return this.waitFor(handle, 0);
+    for (const run of running) run.cancel();
+    await Promise.race([Promise.allSettled(running.map((run) => run.done)), delay(5_000)]);
+    // Let the settle callbacks run.
+    await new Promise((resolve) => setImmediate(resolve));
+    // What was stopped is reported here; an outcome that came before it is still run_wait's to give.
+    for (const run of running) if (run.settled) run.delivered = true;
+    return this.view(running[0]!);
+  }
+
+  /** How many runs of the thread come after the one reported (for the result's instructions). */
+  pendingAfter(threadId: string, view: RunView): number {
+    const runs = this.handles.get(threadId) ?? [];
+    const at = runs.findIndex((run) => run.settled === view || (run.id !== undefined && run.id === view.id));
+    return at < 0 ? 0 : runs.slice(at + 1).filter((run) => !run.delivered && this.visible(run)).length;
   }
 
   /** Whether the caller may reach this run (its thread's owner, or any caller without OAuth). */
@@ -197,7 +235,10 @@ export class RunHandles {
     handle.settled = view;
     // Kept a while for run_wait; after that the stored outcome answers.
     setTimeout(() => {
-      if (this.handles.get(handle.threadId) === handle) this.handles.delete(handle.threadId);
+      const runs = this.handles.get(handle.threadId);
+      const at = runs?.indexOf(handle) ?? -1;
+      if (runs && at >= 0) runs.splice(at, 1);
+      if (runs?.length === 0) this.handles.delete(handle.threadId);
       if (handle.id && this.byId.get(handle.id) === handle) this.byId.delete(handle.id);
     }, SETTLED_KEPT_MS).unref();
     const outcome = { status: view.status, ...(view.result ? { result: view.result } : {}), ...(view.error ? { error: view.error } : {}) };
@@ -238,6 +279,10 @@ export class RunHandles {
       `thread ${threadId} has no run that outlived its call: call the tool again with this thread_id to continue it`,
     );
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** The thread a run id belongs to (ids are `<thread id>.<suffix>`). */
