@@ -15,6 +15,8 @@ export interface WatchSettings {
   /** Aggregator mode needs upstream servers: a folder without any is not taken. */
   exposeUpstream?: boolean;
   debounceMs?: number;
+  /** When serve started reading the folder (ms since the epoch): an edit made after that, before watching began, is reloaded too. */
+  loadedFrom?: number;
 }
 
 export interface AgentsWatch {
@@ -76,6 +78,7 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
   const watcher = await watchFolder(agentsDir, schedule, {
     ignore: [dataDirOf(options)],
     ...(settings.debounceMs !== undefined ? { debounceMs: settings.debounceMs } : {}),
+    ...(settings.loadedFrom !== undefined ? { since: settings.loadedFrom } : {}),
     onError: (error) => log.warn(`watching ${shown}: ${error.message}`),
   });
   return {

@@ -6,6 +6,7 @@
  * A burst of events (an editor's save, a git checkout) becomes one call
  * once the folder has been quiet for `debounceMs`.
  */
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 const DEFAULT_DEBOUNCE_MS = 150;
@@ -19,9 +20,15 @@ export interface WatchFolderOptions {
   /** Folders whose changes do not count. */
   ignore?: readonly string[];
   onError?: (error: Error) => void;
+  /**
+   * When the folder was read (ms since the epoch): what changed between then and the moment watching
+   * starts is reported as one change once it has started, so that an edit made while the server
+   * started is not missed.
+   */
+  since?: number;
 }
 
-/** Resolves once the folder is being watched (changes made before that are not seen). */
+/** Resolves once the folder is being watched (changes made before that are seen only with `since`). */
 export async function watchFolder(
   dir: string,
   onChange: (paths: string[]) => void,
@@ -52,10 +59,47 @@ export async function watchFolder(
   });
   watcher.on('error', (error) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  if (options.since !== undefined) {
+    const missed = await changedSince(root, options.since, ignored);
+    if (missed.length > 0 && changed.size === 0 && timer === undefined) onChange(missed);
+  }
   return {
     close: async () => {
       clearTimeout(timer);
       await watcher.close();
     },
   };
+}
+
+/**
+ * Files and folders under `root` modified at or after `since` (a folder's time changes when an entry is
+ * added, removed or renamed in it, so removals count too). Modification times and `since` come from the
+ * same clock; a file system that keeps them in whole seconds may hide an edit made in the same second.
+ */
+async function changedSince(root: string, since: number, ignored: (file: string) => boolean): Promise<string[]> {
+  const found: string[] = [];
+  const visit = async (dir: string): Promise<void> => {
+    let entries;
+    try {
+      if ((await stat(dir)).mtimeMs >= since) found.push(dir);
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      // Removed meanwhile: the watcher reports what follows.
+      return;
+    }
+    for (const entry of entries) {
+      const file = path.join(dir, entry.name);
+      if (ignored(file)) continue;
+      if (entry.isDirectory()) await visit(file);
+      else if (
+        await stat(file).then(
+          (info) => info.mtimeMs >= since,
+          () => false,
+        )
+      )
+        found.push(file);
+    }
+  };
+  await visit(root);
+  return found;
 }

@@ -119,6 +119,26 @@ describe('serve --watch over stdio', () => {
     expect(model.requests.at(-1)?.body.messages.at(-1)).toMatchObject({ role: 'user', content: 'I am leaving' });
   });
 
+  it('an edit made while the server starts, before it watches, is reloaded once it does', async () => {
+    const dir = copyOfFixture();
+    const { client, stderr } = await connectStdio('legacy', {
+      agentsDir: dir,
+      args: ['--watch'],
+      env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' },
+    });
+    open.push(() => client.close().catch(() => {}));
+    const seen = follow(client);
+    // Serving already, watching not yet (the watcher starts after the transport).
+    const early = !/reloading it on changes/.test(stderr());
+    writeFileSync(path.join(dir, 'prompts', 'farewell.ts'), FAREWELL);
+    rmSync(path.join(dir, 'prompts', 'greeter.ts'));
+    await expect.poll(() => seen.tools, POLL).toBe(1);
+    expect(await toolNames(client)).toEqual(['farewell', 'run_wait', 'run_status', 'run_cancel']);
+    await expect.poll(stderr, POLL).toMatch(/reloaded .*agents: \+1 tool \(farewell\), -1 removed \(greeter\)/);
+    // Both paths end alike; the one this test is for is the early edit.
+    if (!early) console.warn('the edit came after the watcher was ready: the early path was not exercised this time');
+  });
+
   it('a changed description is announced and listed', async () => {
     const served = await serveStdio();
     edit(path.join(served.dir, 'prompts', 'greeter.ts'), 'Greets whoever is named.', 'Greets everyone by name.');
