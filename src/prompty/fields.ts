@@ -211,10 +211,46 @@ function checkPassThrough(data: Record<string, unknown>, r: FieldReporter): Prom
   }
   const variables = data['variables'];
   if (variables !== undefined) {
-    if (Array.isArray(variables) && variables.every(isRecord)) fields.variables = variables;
-    else r.wrongType(['variables'], 'a list of variable declarations', variables);
+    if (!Array.isArray(variables)) r.wrongType(['variables'], 'a list of variable declarations', variables);
+    // Every declaration as a TypeScript definition's: a secret that slipped through as text would reach the model.
+    else if (variables.map((declaration, i) => checkVariable(declaration, i, r)).every(Boolean))
+      fields.variables = variables as PromptyFields['variables'];
   }
   return fields;
+}
+
+const VARIABLE_KEYS = new Set(['name', 'type', 'required', 'scoped', 'description']);
+
+/**
+ * One `variables` entry: `{ name, type?: text | secret, required?, scoped?, description? }` (a missing
+ * type is text, a missing `required` false). A value of the wrong kind is an error: `type: Secret` or
+ * `required: "true"` read as something else would let a secret through as text, or run without it.
+ */
+function checkVariable(declaration: unknown, i: number, r: FieldReporter): boolean {
+  const at = (key?: string): FieldPath => (key === undefined ? ['variables', i] : ['variables', i, key]);
+  if (!isRecord(declaration)) {
+    r.wrongType(at(), 'a variable declaration ({name, type, required, description})', declaration);
+    return false;
+  }
+  let ok = true;
+  const wrong = (key: string, expected: string) => {
+    ok = false;
+    r.wrongType(at(key), expected, declaration[key]);
+  };
+  const { name, type, required, scoped, description } = declaration;
+  if (name === undefined) {
+    ok = false;
+    r.error(at('name'), 'name is required');
+  } else if (typeof name !== 'string' || name.trim() === '') wrong('name', 'a non-empty string');
+  if (type !== undefined && type !== 'text' && type !== 'secret') wrong('type', '"text" or "secret"');
+  if (required !== undefined && typeof required !== 'boolean') wrong('required', 'true or false');
+  if (scoped !== undefined && typeof scoped !== 'boolean') wrong('scoped', 'true or false');
+  if (description !== undefined && typeof description !== 'string') wrong('description', 'a string');
+  for (const key of Object.keys(declaration)) {
+    if (!VARIABLE_KEYS.has(key))
+      r.warn(at(key), `unknown field "${key}" of a variable is ignored (name, type, required, scoped, description)`);
+  }
+  return ok;
 }
 
 /** Checks every frontmatter field except `inputs`, `sample` and `outputs`; problems go to the reporter. */

@@ -116,6 +116,47 @@ describe('loading', () => {
     expect(err.message).toContain('NOPE');
   });
 
+  it('[PY-1] [PR-16] checks each variable declaration as a TypeScript definition is checked: a mistyped secret is no text', async () => {
+    const file = await writePrompty(
+      'vars',
+      [
+        '---',
+        'description: d',
+        'model: main',
+        'variables:',
+        '  - {name: API_TOKEN, type: Secret, required: true, description: the token}',
+        '  - {name: RETRIES, type: text, required: "true", description: how often}',
+        '  - {name: "", type: text, required: false}',
+        '  - {type: text, description: 7}',
+        '  - just a name',
+        '---',
+        'Hi.',
+        '',
+      ].join('\n'),
+    );
+    const err = await loadError(file);
+    expect(err.issues.map((i) => [i.line, i.field, i.message])).toEqual([
+      [5, 'variables[0].type', 'expected "text" or "secret", got string "Secret"'],
+      [6, 'variables[1].required', 'expected true or false, got string "true"'],
+      [7, 'variables[2].name', 'expected a non-empty string, got string ""'],
+      [8, 'variables[3].name', 'name is required'],
+      [8, 'variables[3].description', 'expected a string, got number 7'],
+      [9, 'variables[4]', 'expected a variable declaration ({name, type, required, description}), got string "just a name"'],
+    ]);
+    const good = await writePrompty(
+      'good',
+      '---\ndescription: d\nmodel: main\nvariables:\n  - {name: API_TOKEN, type: secret, required: true, scoped: true, description: the token}\n  - {name: REGION, default: eu}\n---\nHi.\n',
+    );
+    const loaded = await loadPromptyFile(good, { agentsDir: agents, env: {} });
+    expect(loaded.fields.variables).toEqual([
+      { name: 'API_TOKEN', type: 'secret', required: true, scoped: true, description: 'the token' },
+      { name: 'REGION', default: 'eu' },
+    ]);
+    expect(loaded.warnings).toEqual([
+      `${good}:6: variables[1].default: unknown field "default" of a variable is ignored (name, type, required, scoped, description)`,
+    ]);
+  });
+
   it('[PY-1] reports invalid YAML with its file line', async () => {
     const file = await writePrompty('yaml', '---\ndescription: d\nmodel: [main\n---\nHi.\n');
     const err = await loadError(file);
