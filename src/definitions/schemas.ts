@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import type { DefinitionKind } from './brand.js';
 import type { HookName } from './types.js';
-import { isZodObject } from './zodShape.js';
+import { fieldsJsonCannotCarry, isZodObject } from './zodShape.js';
 
 /** Keys of each kind of tool config, by what the config's `name` refers to. */
 export const TOOL_CONFIG_KEYS = {
@@ -80,7 +80,17 @@ const nonEmpty = (what: string) =>
     .min(1, `${what} must not be empty`);
 
 const zodObjectSchema = (what: string) =>
-  z.custom<z.ZodObject<z.ZodRawShape>>((v) => isZodObject(v), `${what} must be a zod object schema (z.object({...}))`);
+  z
+    .custom<z.ZodObject<z.ZodRawShape>>((v) => isZodObject(v), `${what} must be a zod object schema (z.object({...}))`)
+    .superRefine((schema, ctx) => {
+      // Arguments and answers arrive as JSON: such a field could never be given a value.
+      for (const field of fieldsJsonCannotCarry(schema)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${what} field ${field.path} is ${field.what}, which JSON cannot carry: no caller or model could give it a value (take a string or a number, e.g. z.iso.datetime() for a date, and convert it where it is used)`,
+        });
+      }
+    });
 
 /** The schema of each kind of definition, by kind. */
 export type DefinitionSchemas = Record<DefinitionKind, z.ZodType>;

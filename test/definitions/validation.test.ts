@@ -376,3 +376,35 @@ describe('validateDefinition', () => {
     expect(definitionSchemas().agent.safeParse({ name: 'a', sideA: { prompt: 'p' } }).success).toBe(true);
   });
 });
+
+describe('schemas JSON cannot fill', () => {
+  it('[PR-9] [TL-2] refuses a field no caller or model could give a value, naming it; a union with a JSON option is fine', () => {
+    const prompt = {
+      name: 'p',
+      toolDescription: 'd',
+      prompt: 'x',
+      model: 'm',
+      requiredSchema: z.object({
+        when: z.date(),
+        nested: z.object({ ids: z.array(z.bigint()).optional() }),
+        either: z.union([z.string(), z.date()]),
+        tags: z.set(z.string()).default(new Set()),
+        parsed: z.string().transform((s) => new Date(s)),
+      }),
+    };
+    const outcome = validateDefinition('prompt', prompt, 'agents/p.ts', 'p');
+    expect(outcome.ok).toBe(false);
+    expect(outcome.issues.map((i) => [i.field, i.message.split(',')[0]])).toEqual([
+      ['requiredSchema', 'requiredSchema field when is z.date()'],
+      ['requiredSchema', 'requiredSchema field nested.ids[] is z.bigint()'],
+      ['requiredSchema', 'requiredSchema field tags is z.set()'],
+    ]);
+    expect(outcome.issues[0]!.message).toContain('which JSON cannot carry');
+    const tool = { description: 'd', args: z.object({ at: z.map(z.string(), z.number()) }), execute: async () => ({ status: 'success' }) };
+    expect(validateDefinition('tool', tool, 'agents/t.ts', 't').issues.map((i) => i.message.split(',')[0])).toEqual([
+      'args field at is z.map()',
+    ]);
+    const fine = { ...prompt, requiredSchema: z.object({ when: z.iso.datetime(), n: z.number().int(), any: z.unknown() }) };
+    expect(validateDefinition('prompt', fine, 'agents/p.ts', 'p').ok).toBe(true);
+  });
+});
