@@ -73,8 +73,16 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
         message: `not sent: model "${model.name}" uses the OpenAI reasoning style, which has no reasoning token budget (set reasoningStyle: 'openrouter' on the model if its server takes one)`,
       });
     }
+    const listedAt = new Map<string, number>();
     def.tools?.forEach((ref, i) => {
       const name = typeof ref === 'string' ? ref : ref.name;
+      const first = listedAt.get(name);
+      if (first !== undefined) {
+        // A model sees one tool per name: the second entry (its options, say) would be dropped without a word.
+        error(prompt, `tools[${i}]`, `"${name}" is listed twice (tools[${first}] and tools[${i}]): list it once, with its options`);
+        return;
+      }
+      listedAt.set(name, i);
       // mcp:<server>[/<tool>]: tools of an upstream MCP server (agents/mcp.json).
       if (isUpstreamName(name))
         issues.push(...checkUpstreamReference(ref, draft.upstream, { file: prompt.file, definition: prompt.name, field: `tools[${i}]` }));

@@ -132,10 +132,24 @@ describe('a folder full of mistakes', () => {
       'models/m.ts': MODEL,
       'tools/search_docs.ts': `import { defineTool } from 'agentport';\nexport default defineTool({ description: 'Search.', execute: async () => ({ status: 'success' }) });\n`,
       'prompts/helper.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'helper', toolDescription: 'Helps.', model: 'm', prompt: 'x' });\n`,
-      'prompts/main.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'main', toolDescription: 'Main.', model: 'm', prompt: 'x', tools: ['search_docs', { name: 'search_docs', env: { K: 'v' }, options: { n: 1 } }, { name: 'helper', includeToolCalls: false }] });\n`,
+      'prompts/main.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'main', toolDescription: 'Main.', model: 'm', prompt: 'x', tools: [{ name: 'search_docs', env: { K: 'v' }, options: { n: 1 } }, { name: 'helper', includeToolCalls: false }] });\n`,
+      'prompts/other.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'other', toolDescription: 'Other.', model: 'm', prompt: 'x', tools: ['search_docs', 'helper'] });\n`,
     });
     const { issues } = await loadRegistry({ agentsDir: dir });
     expect(errorsOf(issues)).toEqual([]);
+  });
+
+  it('[PR-5] refuses a tool listed twice in one prompt, naming both places', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'tools/search_docs.ts': `import { defineTool } from 'agentport';\nexport default defineTool({ description: 'Search.', execute: async () => ({ status: 'success' }) });\n`,
+      'prompts/main.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'main', toolDescription: 'Main.', model: 'm', prompt: 'x', tools: ['search_docs', 'nope', { name: 'search_docs', options: { limit: 5 } }] });\n`,
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    expect(errorsOf(issues).map((i) => [i.field, i.message])).toEqual([
+      ['tools[1]', 'unknown tool "nope"'],
+      ['tools[2]', '"search_docs" is listed twice (tools[0] and tools[2]): list it once, with its options'],
+    ]);
   });
 
   it('[PR-9] rejects an exposed requiredSchema with a thread_id field, which every exposed tool reserves', async () => {
