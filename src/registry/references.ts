@@ -6,6 +6,7 @@
 import { suggestName as suggest, type LoadIssue } from '../definitions/issues.js';
 import { TOOL_CONFIG_KEYS, SUBAGENT_ONLY_FIELDS } from '../definitions/schemas.js';
 import { LoadFailures } from './failures.js';
+import { iconProblem } from './icons.js';
 import { resolveIncludes } from './includes.js';
 import type { Entry, LoadedPrompt, Registry } from './types.js';
 import type { PromptDefinition } from '../definitions/types.js';
@@ -98,6 +99,8 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
       if (!draft.hooks.has(id))
         error(prompt, `hooks[${i}]`, failures.explain(['hook'], id) ?? `unknown hook id "${id}"${suggest(id, draft.hooks.keys())}`);
     });
+    const promptIcon = def.icon === undefined ? undefined : iconProblem(def.icon, draft.agentsDir);
+    if (promptIcon) error(prompt, 'icon', promptIcon);
     if (def.exposeAsTool && !MCP_TOOL_NAME.test(prompt.name)) {
       error(prompt, 'name', 'an exposed tool name must be 1-128 characters of letters, digits, "_", "-" and "."');
     }
@@ -141,6 +144,8 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
     def.hooks?.forEach((id, i) => {
       if (!draft.hooks.has(id)) error(agent, `hooks[${i}]`, failures.explain(['hook'], id) ?? `unknown hook id "${id}"`);
     });
+    const agentIcon = def.icon === undefined ? undefined : iconProblem(def.icon, draft.agentsDir);
+    if (agentIcon) error(agent, 'icon', agentIcon);
     if (def.exposeAsTool && !MCP_TOOL_NAME.test(agent.name)) {
       error(agent, 'name', 'an exposed tool name must be 1-128 characters of letters, digits, "_", "-" and "."');
     }

@@ -6,8 +6,7 @@
 import { JSON_SCHEMA_2020_12, messageInputSchema, toJsonSchema, type JsonSchema } from '../definitions/jsonSchema.js';
 import { RESERVED_ARGUMENT } from '../registry/references.js';
 import type { Registry } from '../registry/types.js';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { iconOf } from '../registry/icons.js';
 import type { ExposureOptions, TaskSupport, ToolArgs } from '../definitions/types.js';
 
 export interface ExposedTool {
@@ -114,30 +113,6 @@ function exposed({ name, kind, exposure, description, schema, responseSchema }: 
     taskSupport: exposure.taskSupport ?? 'optional',
     outputSchema: resultSchema(responseSchema),
   };
-}
-
-const ICON_TYPES: Record<string, string> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.svg': 'image/svg+xml',
-  '.webp': 'image/webp',
-  '.gif': 'image/gif',
-};
-
-/** An icon as MCP hosts take it: URLs as they are, an image file as a data URL (read once, at start). */
-function iconOf(icon: string, agentsDir: string): { src: string; mimeType?: string } {
-  if (/^(https?|data):/i.test(icon)) return { src: icon };
-  const file = path.resolve(agentsDir, icon);
-  const mimeType = ICON_TYPES[path.extname(file).toLowerCase()];
-  if (!mimeType) throw new Error(`icon ${icon}: use a .png, .jpg, .svg, .webp or .gif file, or an https: or data: URL`);
-  let data: Buffer;
-  try {
-    data = readFileSync(file);
-  } catch (error) {
-    throw new Error(`icon ${icon}: cannot read ${file} (${error instanceof Error ? error.message : String(error)})`, { cause: error });
-  }
-  return { src: `data:${mimeType};base64,${data.toString('base64')}`, mimeType };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

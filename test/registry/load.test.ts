@@ -2,6 +2,7 @@
  * Loading an agents/ folder through the real registry (jiti, validation,
  * cross-references). Fixture folders live in test/fixtures/agents/.
  */
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatIssue, type LoadIssue } from '../../src/definitions/issues.js';
@@ -275,5 +276,42 @@ describe('the modules definition files import', () => {
     const { z } = await import('zod');
     // The very class agentport's own zod has (zod's instanceof also accepts other copies: compare the constructors).
     expect(schema!.constructor).toBe(z.ZodObject);
+  });
+});
+
+describe('icons', () => {
+  it('[AG-6] refuses an icon that cannot be served, as a load error on the icon field, beside the other problems', async () => {
+    const icon = (name: string, value: string, extra = '') =>
+      `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: '${name}', toolDescription: 'd', model: 'm', prompt: 'x', exposeAsTool: true, icon: ${JSON.stringify(value)}${extra} });\n`;
+    const root = tempDir('agentport-icons-');
+    const dir = writeFiles(path.join(root, 'agents'), {
+      'models/m.ts': MODEL,
+      'icons/ok.png': 'png',
+      'prompts/missing.ts': icon('missing', 'nope.png', ", tools: ['nowhere']"),
+      'prompts/plain_http.ts': icon('plain_http', 'http://example.com/a.png'),
+      'prompts/ftp.ts': icon('ftp', 'ftp://x/y.png'),
+      'prompts/text.ts': icon('text', 'data:text/plain,hi'),
+      'prompts/kind.ts': icon('kind', 'icons/ok.txt'),
+      'prompts/outside.ts': icon('outside', '../outside.png'),
+      'prompts/fine.ts': icon('fine', 'icons/ok.png'),
+      'prompts/fine_url.ts': icon('fine_url', 'https://example.com/a.png'),
+    });
+    writeFileSync(path.join(root, 'outside.png'), 'png');
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    const byPrompt = (name: string) =>
+      errorsOf(issues)
+        .filter((i) => i.definition === name)
+        .map((i) => [i.field, i.message]);
+    expect(byPrompt('missing')).toEqual([
+      ['tools[0]', expect.stringContaining('unknown tool "nowhere"')],
+      ['icon', 'icon file nope.png cannot be read (ENOENT)'],
+    ]);
+    expect(byPrompt('plain_http')).toEqual([['icon', expect.stringContaining('got a http: URL')]]);
+    expect(byPrompt('ftp')).toEqual([['icon', expect.stringContaining('got a ftp: URL')]]);
+    expect(byPrompt('text')).toEqual([['icon', expect.stringContaining('a data: URL of an image')]]);
+    expect(byPrompt('kind')).toEqual([['icon', expect.stringContaining('got "icons/ok.txt"')]]);
+    expect(byPrompt('outside')).toEqual([['icon', 'icon file ../outside.png is outside the agents folder']]);
+    expect(byPrompt('fine')).toEqual([]);
+    expect(byPrompt('fine_url')).toEqual([]);
   });
 });
