@@ -52,8 +52,11 @@ describe('agentport init', () => {
       type: string;
       dependencies: Record<string, string>;
       devDependencies: Record<string, string>;
+      scripts: Record<string, string>;
     };
     expect(manifest.name).toBe('my-agents');
+    // npm start serves the folder, npm run check validates it.
+    expect(manifest.scripts).toMatchObject({ start: 'agentport serve --dir .', check: 'agentport doctor --types --dir .' });
     expect(manifest.type).toBe('module');
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['agentport-mcp', 'zod']);
     expect(manifest.devDependencies).toHaveProperty('typescript');

@@ -109,6 +109,25 @@ describe('agents folder refusals', () => {
     expect(empty.stdout).toBe('');
   });
 
+  it('[EC-1] config refuses an empty --name and an --url that is no http(s) URL; serve refuses a bad --port even on stdio', async () => {
+    const noName = await agentport(['config', 'claude', '--name', ' '], { cwd: root });
+    expect([noName.code, noName.stdout]).toEqual([1, '']);
+    expect(noName.stderr).toContain('--name must not be empty');
+    for (const url of ['not a url', 'ftp://x/mcp']) {
+      const run = await agentport(['config', 'code', '--http', '--url', url], { cwd: root });
+      expect([run.code, run.stdout]).toEqual([1, '']);
+      expect(run.stderr).toContain(`--url must be an http: or https: URL, such as http://127.0.0.1:3333/mcp, got "${url}"`);
+    }
+    const ok = await agentport(['config', 'code', '--http', '--url', 'https://agents.example.com/mcp'], { cwd: root });
+    expect(ok.code).toBe(0);
+    for (const port of ['abc', '70000']) {
+      const run = await agentport(['serve', '--port', port], { cwd: root });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(`--port must be a port number (0-65535), got "${port}"`);
+    }
+  });
+
   it('[EC-1] config refuses a folder with load errors, listing them', async () => {
     const broken = writeFiles(tempDir('agentport-refusals-'), { 'agents/prompts/hello.ts': PROMPT('hello') });
     const run = await agentport(['config', 'claude'], { cwd: broken });

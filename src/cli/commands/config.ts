@@ -35,7 +35,15 @@ export function registerConfigCommand(program: Command): void {
         fail(`unknown host "${host}": expected one of ${HOSTS.join(', ')}`);
         return;
       }
-      const name = options.name ?? 'agentport';
+      const name = (options.name ?? 'agentport').trim();
+      if (!name) {
+        fail('--name must not be empty: it is the server name hosts show');
+        return;
+      }
+      if (options.http && !isHttpUrl(options.url)) {
+        fail(`--url must be an http: or https: URL, such as http://127.0.0.1:3333/mcp, got "${options.url ?? ''}"`);
+        return;
+      }
       let entry: Record<string, unknown>;
       if (options.http) {
         entry = host === 'claude' ? remoteViaStdio(options.url!) : { type: 'http', url: options.url };
@@ -65,6 +73,15 @@ export function registerConfigCommand(program: Command): void {
       process.stderr.write(`${WHERE[host as Host]}\n`);
       process.stdout.write(`${JSON.stringify({ mcpServers: { [name]: entry } }, null, 2)}\n`);
     });
+}
+
+function isHttpUrl(value: string | undefined): boolean {
+  try {
+    const url = new URL(value ?? '');
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 function cliEntry(): string {

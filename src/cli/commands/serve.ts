@@ -109,6 +109,12 @@ export function registerServeCommand(program: Command): void {
         fail(`not starting: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`);
         return;
       }
+      // Checked with or without --http: a mistyped value is said, not ignored.
+      const port = Number(options.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        fail(`--port must be a port number (0-65535), got "${options.port}"`);
+        return;
+      }
       const maxSteps = Number(options.maxSteps);
       if (!Number.isInteger(maxSteps) || maxSteps < 1) {
         fail(`--max-steps must be a positive integer, got "${options.maxSteps}"`);
@@ -291,11 +297,6 @@ export function registerServeCommand(program: Command): void {
         log.info(
           `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} on stdio${options.watch ? ', reloading it on changes' : ''}`,
         );
-        return;
-      }
-      const port = Number(options.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        fail(`--port must be a port number, got "${options.port}"`);
         return;
       }
       const { startHttp } = await import('../../server/http.js');

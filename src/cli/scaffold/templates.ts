@@ -115,6 +115,8 @@ function packageJson(options: ScaffoldOptions): string {
       type: 'module',
       scripts: {
         check: 'agentport doctor --types --dir .',
+        // For a person at a terminal; a host starts agentport itself (npm's banner would reach stdout).
+        start: 'agentport serve --dir .',
         serve: 'agentport serve --dir .',
       },
       dependencies: {
