@@ -26,6 +26,11 @@ export class LoadFailures {
     if (!this.rejected.has(key)) this.rejected.set(key, { kind, name, file, value });
   }
 
+  /** The rejected definitions of one kind, for the checks that still apply to them (references). */
+  rejectedOf(kind: DefinitionKind): Array<{ name: string; file: string; value: unknown }> {
+    return [...this.rejected.values()].filter((rejected) => rejected.kind === kind);
+  }
+
   /** A file that could not be loaded at all (syntax error, invalid frontmatter). */
   failedFile(absoluteFile: string, displayFile: string): void {
     this.failedFiles.push({ file: displayFile, stem: path.basename(absoluteFile).replace(/\.(ts|mts|js|mjs|prompty)$/, '') });

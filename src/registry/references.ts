@@ -153,7 +153,65 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
       error(agent, 'name', `the prompt "${agent.name}" is exposed under the same tool name`);
     }
   }
+  checkRejectedReferences(draft, failures, error, callable);
   return resolved;
+}
+
+/**
+ * The references of prompts and agents rejected for errors of their own: their unknown models, tools,
+ * hooks and prompts are reported in the same pass, not once the other errors are fixed. Only fields
+ * of the right shape are read (a field of the wrong type is reported already).
+ */
+function checkRejectedReferences(
+  draft: Draft,
+  failures: LoadFailures,
+  error: (entry: { file: string; name: string }, field: string, message: string) => void,
+  callable: (name: string) => boolean,
+): void {
+  const strings = (value: unknown): Array<[number, string]> =>
+    Array.isArray(value) ? value.flatMap((item, i): Array<[number, string]> => (typeof item === 'string' ? [[i, item]] : [])) : [];
+  for (const entry of failures.rejectedOf('prompt')) {
+    const value = entry.value as { model?: unknown; tools?: unknown; hooks?: unknown };
+    if (typeof value.model === 'string' && value.model && !draft.models.has(value.model)) {
+      error(
+        entry,
+        'model',
+        failures.explain(['model'], value.model) ?? `unknown model "${value.model}"${suggest(value.model, draft.models.keys())}`,
+      );
+    }
+    const tools = Array.isArray(value.tools)
+      ? value.tools.flatMap((ref: unknown, i): Array<[number, string]> => {
+          const name = typeof ref === 'string' ? ref : (ref as { name?: unknown } | null)?.name;
+          return typeof name === 'string' && name ? [[i, name]] : [];
+        })
+      : [];
+    for (const [i, name] of tools) {
+      if (!isUpstreamName(name) && !callable(name)) {
+        error(
+          entry,
+          `tools[${i}]`,
+          failures.explain(['tool', 'prompt', 'agent'], name) ?? `unknown tool "${name}"${suggest(name, allCallables(draft))}`,
+        );
+      }
+    }
+    for (const [i, id] of strings(value.hooks)) {
+      if (!draft.hooks.has(id))
+        error(entry, `hooks[${i}]`, failures.explain(['hook'], id) ?? `unknown hook id "${id}"${suggest(id, draft.hooks.keys())}`);
+    }
+  }
+  for (const entry of failures.rejectedOf('agent')) {
+    const value = entry.value as { sideA?: { prompt?: unknown }; sideB?: { prompt?: unknown } };
+    for (const side of ['sideA', 'sideB'] as const) {
+      const prompt = value[side]?.prompt;
+      if (typeof prompt === 'string' && prompt && !draft.prompts.has(prompt)) {
+        error(
+          entry,
+          `${side}.prompt`,
+          failures.explain(['prompt'], prompt) ?? `unknown prompt "${prompt}"${suggest(prompt, draft.prompts.keys())}`,
+        );
+      }
+    }
+  }
 }
 
 function allCallables(draft: Draft): string[] {

@@ -315,3 +315,31 @@ describe('icons', () => {
     expect(byPrompt('fine_url')).toEqual([]);
   });
 });
+
+describe('every problem at once', () => {
+  it('[PR-5] reports the unknown references of a definition that has other errors in the same pass', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'prompts/a.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'a', toolDescription: 'd', model: 'nomodel', exposeAsTool: true, prompt: 'x', includeChat: 'yes', hooks: ['nohook'], tools: ['nope', { name: 'nada' }, 7] } as never);\n`,
+      'agents/pair.ts': `import { defineAgent } from 'agentport';\nexport default defineAgent({ name: 'pair', type: 'dual_ai', maxSessionTurns: 'ten', sideA: { prompt: 'ghost' }, sideB: { prompt: 'a' } } as never);\n`,
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    expect(
+      errorsOf(issues)
+        .filter((i) => i.definition === 'a')
+        .map((i) => [i.field, i.message.replace(/;.*$/, '')]),
+    ).toEqual([
+      ['includeChat', expect.stringContaining('includeChat must be a boolean')],
+      ['tools[2]', expect.any(String)],
+      ['model', 'unknown model "nomodel"'],
+      ['tools[0]', 'unknown tool "nope"'],
+      ['tools[1]', 'unknown tool "nada"'],
+      ['hooks[0]', 'unknown hook id "nohook"'],
+    ]);
+    const pair = errorsOf(issues).filter((i) => i.definition === 'pair');
+    expect(pair.map((i) => i.field)).toContain('sideA.prompt');
+    expect(pair.find((i) => i.field === 'sideA.prompt')!.message).toBe('unknown prompt "ghost"');
+    // A reference to a rejected prompt says why it is not there.
+    expect(pair.find((i) => i.field === 'sideB.prompt')!.message).toMatch(/^prompt "a" is not loaded: its definition in .* has errors/);
+  });
+});
