@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Jiti } from 'jiti';
 import { codeFrame } from '../definitions/codeFrame.js';
-import type { LoadIssue } from '../definitions/issues.js';
+import { suggestName, type LoadIssue } from '../definitions/issues.js';
 import { importsOnly, runPlainModule } from './plainModules.js';
 import { compileDefinition, sucraseTransform, transformDefinition } from './transpile.js';
 import type { Transpiler } from './transpileAhead.js';
@@ -90,7 +90,12 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   const fallback = options.fresh ? (file: string) => freshImport(jiti, file, viaJiti) : viaJiti;
 
   /** A TypeScript file that imports only agentport and zod runs without jiti (plainModules.ts); the rest goes to jiti. */
-  const load = (file: string): Promise<ModuleNamespace> => {
+  const load = (file: string): Promise<ModuleNamespace> =>
+    // A file that fails to load because it imports a name agentport (or zod) does not export is told so.
+    loadFile(file).catch((error: unknown) => {
+      throw missingExportIn(file, modules) ?? error;
+    });
+  const loadFile = (file: string): Promise<ModuleNamespace> => {
     if (!/\.m?ts$/.test(file)) return fallback(file);
     // Read by the worker when it got there first (transpileAhead.ts).
     const ready = transpiler?.take(file, true);
@@ -114,8 +119,60 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   };
   return {
     load,
-    loadSync: (file) => jiti(file) as ModuleNamespace,
+    loadSync: (file) => {
+      try {
+        return jiti(file) as ModuleNamespace;
+      } catch (error) {
+        throw missingExportIn(file, modules) ?? error;
+      }
+    },
   };
+}
+
+/** A named import of a module agentport provides that the module does not export, at its line and column. */
+export class MissingExportError extends Error {
+  constructor(
+    message: string,
+    readonly file: string,
+    readonly line: number,
+    readonly column: number,
+  ) {
+    super(message);
+    this.name = 'MissingExportError';
+  }
+}
+
+const NAMED_IMPORT = /\bimport\s+(type\s+)?(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\s*(['"])([^'"]+)\3/g;
+
+/** The first name `file` imports from one of `modules` that it does not export (type-only imports aside). */
+function missingExportIn(file: string, modules: Record<string, unknown>): MissingExportError | undefined {
+  let source: string;
+  try {
+    source = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  for (const match of source.matchAll(NAMED_IMPORT)) {
+    const [, typeOnly, names = '', , specifier = ''] = match;
+    const module = modules[specifier];
+    if (typeOnly || typeof module !== 'object' || module === null) continue;
+    let offset = match.index + match[0].indexOf('{') + 1;
+    for (const part of names.split(',')) {
+      const name = part
+        .trim()
+        .split(/\s+as\s+/)[0]!
+        .trim();
+      const at = offset + part.indexOf(name);
+      offset += part.length + 1;
+      if (!name || name.startsWith('type ') || name in module) continue;
+      const before = source.slice(0, at);
+      const line = before.split('\n').length;
+      const column = at - before.lastIndexOf('\n');
+      const exported = Object.keys(module);
+      return new MissingExportError(`"${name}" is not exported by ${specifier}${suggestName(name, exported)}`, file, line, column);
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -203,6 +260,19 @@ export function moduleLoadIssue(
   displayFile: string,
   shown: (file: string) => string = (f) => f,
 ): LoadIssue {
+  if (error instanceof MissingExportError) {
+    let frame = '';
+    try {
+      frame = codeFrame(readFileSync(error.file, 'utf8'), error.line, error.column);
+    } catch {
+      // The position alone still helps.
+    }
+    return {
+      severity: 'error',
+      file: `${displayFile}:${error.line}:${error.column}`,
+      message: `cannot load: ${error.message}${frame ? `\n${frame}` : ''}`,
+    };
+  }
   const message = error instanceof Error ? error.message : String(error);
   const parse = /^(?:\w*Error: )?\w*(?:Parse|Syntax)Error\b/.test(message) ? PARSE_ERROR.exec(message) : null;
   if (parse?.groups) {

@@ -185,6 +185,35 @@ describe('load errors as users read them', () => {
     );
   });
 
+  it('names an import agentport or zod does not export, at its line and column, with a close name', async () => {
+    const root = writeFiles(tempDir('agentport-imports-'), {
+      'agents/models/main.ts': MODEL,
+      'agents/tools/typo.ts': [
+        "import { defineToool } from 'agentport-mcp';",
+        'export default defineToool({',
+        "  description: 'Typo.',",
+        "  execute: async () => ({ status: 'success' }),",
+        '});',
+        '',
+      ].join('\n'),
+      'agents/tools/zod_typo.ts': [
+        "import { defineTool } from 'agentport-mcp';",
+        "import { type ZodType, zz } from 'zod';",
+        "export default defineTool({ description: 'd', args: zz.object({}), execute: async () => ({ status: 'success' }) });",
+        '',
+      ].join('\n'),
+    });
+    const run = await agentport(['doctor', '--dir', 'agents'], { cwd: root });
+    expect(run.code).toBe(1);
+    const lines = run.stdout.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('error: agents/tools/typo.ts'));
+    expect(lines[at]).toBe(
+      'error: agents/tools/typo.ts:1:10: cannot load: "defineToool" is not exported by agentport-mcp (did you mean "defineTool"?)',
+    );
+    expect(lines[at + 1]).toBe("> 1 | import { defineToool } from 'agentport-mcp';");
+    expect(run.stdout).toContain('error: agents/tools/zod_typo.ts:2:24: cannot load: "zz" is not exported by zod');
+  });
+
   it('gives one message for a YAML error in a .prompty file, at the file line', async () => {
     const root = writeFiles(tempDir('agentport-yaml-'), {
       'agents/models/main.ts': MODEL,
