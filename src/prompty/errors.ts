@@ -32,6 +32,11 @@ export interface PromptyErrorData {
   line?: number;
   field?: string;
   issues: PromptyIssue[];
+  /**
+   * What a file that failed to load names, from the fields that checked out: the registry still
+   * checks these references, so that their problems come in the same pass as the file's own.
+   */
+  references?: { name: string; model?: string; tools?: Array<string | Record<string, unknown>>; hooks?: string[] };
 }
 
 /**

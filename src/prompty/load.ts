@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { formatIssue, IssueCollector, promptyError } from './errors.js';
+import { formatIssue, IssueCollector, promptyError, promptyErrorData } from './errors.js';
 import { checkFields, FieldReporter } from './fields.js';
 import { parseFrontmatter, splitFrontmatter, type ParsedFrontmatter } from './frontmatter.js';
 import { checkTemplate, detectEngine, rememberCompiled } from './engine.js';
@@ -83,7 +83,20 @@ export async function parsePrompty(source: string, opts: LoadPromptyOptions & { 
   const engine = detectEngine(checked.engine, template);
   const jinja = await checkBody(template, sourceLines, engine, inputs, ctx, issues);
 
-  issues.throwIfAny();
+  try {
+    issues.throwIfAny();
+  } catch (error) {
+    const data = promptyErrorData(error);
+    if (data && !yamlBroken) {
+      data.references = {
+        name: checked.name ?? path.basename(file, PROMPTY_EXTENSION),
+        ...(typeof checked.model === 'string' ? { model: checked.model } : {}),
+        ...(checked.fields.tools ? { tools: checked.fields.tools } : {}),
+        ...(checked.fields.hooks ? { hooks: checked.fields.hooks } : {}),
+      };
+    }
+    throw error;
+  }
   const warningIssues = issues.sortedWarnings();
   const loaded: LoadedPrompty = {
     file,

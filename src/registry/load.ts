@@ -101,7 +101,7 @@ async function loadFiles(
     const sources: Array<{ prompty: LoadedPrompty; file: string }> = [];
     for (const discovered of promptyFiles) {
       const file = displayPath(discovered.file);
-      const loaded = await loadPromptyPrompt(discovered.file, file, agentsDir, issues);
+      const loaded = await loadPromptyPrompt(discovered.file, file, agentsDir, issues, failures);
       if (!loaded) {
         failures.failedFile(discovered.file, file);
         continue;

@@ -3,6 +3,7 @@
  * agentport treats like a `definePrompt` module (exposed, included, used as a
  * sub-prompt), with its loaded template kept for rendering at call time.
  */
+import type { LoadFailures } from './failures.js';
 import type { LoadIssue } from '../definitions/issues.js';
 import type { ModelDefinition, PromptDefinition, ToolReference, VariableDefinition } from '../definitions/types.js';
 import { loadPromptyFile } from '../prompty/load.js';
@@ -22,6 +23,7 @@ export async function loadPromptyPrompt(
   displayFile: string,
   agentsDir: string,
   issues: LoadIssue[],
+  failures?: LoadFailures,
 ): Promise<PromptyPrompt | undefined> {
   let prompty: LoadedPrompty;
   try {
@@ -45,6 +47,8 @@ export async function loadPromptyPrompt(
         message: issue.message,
       });
     }
+    // Its references are checked with everything else (references.ts), as a TypeScript definition's are.
+    if (data.references) failures?.rejectDefinition('prompt', data.references.name, displayFile, data.references);
     return undefined;
   }
   for (const warning of prompty.warningIssues) {

@@ -236,7 +236,11 @@ describe('a folder full of mistakes', () => {
     const { registry, issues } = await loadRegistry({ agentsDir: dir });
     expect(registry.prompts.get('ok')?.prompty).toBeDefined();
     const errors = errorsOf(issues);
-    expect(errors).toEqual([expect.objectContaining({ field: 'exposeAsTool' })]);
+    // Its unknown model comes in the same pass.
+    expect(errors).toEqual([
+      expect.objectContaining({ field: 'exposeAsTool' }),
+      expect.objectContaining({ field: 'model', definition: 'bad', message: 'unknown model "nope"' }),
+    ]);
     expect(errors[0]!.file).toMatch(/prompts\/bad\.prompty:4$/);
   });
 
@@ -339,7 +343,21 @@ describe('every problem at once', () => {
     const pair = errorsOf(issues).filter((i) => i.definition === 'pair');
     expect(pair.map((i) => i.field)).toContain('sideA.prompt');
     expect(pair.find((i) => i.field === 'sideA.prompt')!.message).toBe('unknown prompt "ghost"');
-    // A reference to a rejected prompt says why it is not there.
+    // A reference to a rejected prompt says why it is not there (see below for .prompty files).
     expect(pair.find((i) => i.field === 'sideB.prompt')!.message).toMatch(/^prompt "a" is not loaded: its definition in .* has errors/);
+  });
+
+  it('[PR-5] [PY-1] does the same for a .prompty file rejected for a field of its own', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'prompts/q.prompty': '---\nname: q\ndescription: d\nmodel: nomodel\ntoolChoice: always\nhooks: [nohook]\ntools: [nope]\n---\nHi.\n',
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    expect(errorsOf(issues).map((i) => [i.field, i.message.replace(/ \(did you mean.*$/, '')])).toEqual([
+      ['toolChoice', 'expected one of auto, none, required, got string "always"'],
+      ['model', 'unknown model "nomodel"'],
+      ['tools[0]', 'unknown tool "nope"'],
+      ['hooks[0]', 'unknown hook id "nohook"'],
+    ]);
   });
 });
