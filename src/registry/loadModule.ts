@@ -130,7 +130,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
 }
 
 /** A named import of a module agentport provides that the module does not export, at its line and column. */
-export class MissingExportError extends Error {
+class MissingExportError extends Error {
   constructor(
     message: string,
     readonly file: string,
