@@ -93,7 +93,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   const load = (file: string): Promise<ModuleNamespace> =>
     // A file that fails to load because it imports a name agentport (or zod) does not export is told so.
     loadFile(file).catch((error: unknown) => {
-      throw missingExportIn(file, modules) ?? error;
+      throw explainedBy(missingExportIn(file, modules), error);
     });
   const loadFile = (file: string): Promise<ModuleNamespace> => {
     if (!/\.m?ts$/.test(file)) return fallback(file);
@@ -123,7 +123,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
       try {
         return jiti(file) as ModuleNamespace;
       } catch (error) {
-        throw missingExportIn(file, modules) ?? error;
+        throw explainedBy(missingExportIn(file, modules), error);
       }
     },
   };
@@ -144,6 +144,26 @@ class MissingExportError extends Error {
 
 const NAMED_IMPORT = /\bimport\s+(type\s+)?(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\s*(['"])([^'"]+)\3/g;
 
+/**
+ * The missing export when it is what failed: the error names it, or is what calling an undefined
+ * import gives. Otherwise the error as it came (a type imported without `type` is no runtime export,
+ * and harmless).
+ */
+function explainedBy(missing: MissingExportError | undefined, error: unknown): unknown {
+  if (!missing) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const name = /^"([^"]+)"/.exec(missing.message)?.[1] ?? '';
+  if (name !== '' && message.includes(name)) return missing;
+  // Calling or reading from the undefined import (sucrase turns `f()` into `_m.f.call(...)`); a type is never used so.
+  let used: boolean;
+  try {
+    used = new RegExp(`\\b${name.replace(/[$]/g, '\\$')}\\s*[.(]`).test(readFileSync(missing.file, 'utf8'));
+  } catch {
+    used = false;
+  }
+  return used && /Cannot read properties of undefined/.test(message) ? missing : error;
+}
+
 /** The first name `file` imports from one of `modules` that it does not export (type-only imports aside). */
 function missingExportIn(file: string, modules: Record<string, unknown>): MissingExportError | undefined {
   let source: string;
@@ -159,6 +179,7 @@ function missingExportIn(file: string, modules: Record<string, unknown>): Missin
     let offset = match.index + match[0].indexOf('{') + 1;
     for (const part of names.split(',')) {
       const name = part
+        .replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, '')
         .trim()
         .split(/\s+as\s+/)[0]!
         .trim();

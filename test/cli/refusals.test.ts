@@ -214,6 +214,22 @@ describe('load errors as users read them', () => {
     expect(run.stdout).toContain('error: agents/tools/zod_typo.ts:2:24: cannot load: "zz" is not exported by zod');
   });
 
+  it('keeps the real load error when an unexported name is only a type imported without `type`', async () => {
+    const root = writeFiles(tempDir('agentport-imports-'), {
+      'agents/models/main.ts': MODEL,
+      'agents/prompts/p.ts': [
+        "import { definePrompt, PromptDefinition /* a type */ } from 'agentport-mcp';",
+        "import { helper } from './missing-helper.js';",
+        "export default definePrompt({ name: 'p', toolDescription: 'd', model: 'main', prompt: helper });",
+        '',
+      ].join('\n'),
+    });
+    const run = await agentport(['doctor', '--dir', 'agents'], { cwd: root });
+    expect(run.code).toBe(1);
+    expect(run.stdout).not.toContain('is not exported');
+    expect(run.stdout).toContain('missing-helper');
+  });
+
   it('gives one message for a YAML error in a .prompty file, at the file line', async () => {
     const root = writeFiles(tempDir('agentport-yaml-'), {
       'agents/models/main.ts': MODEL,
