@@ -404,7 +404,10 @@ describe('schemas JSON cannot fill', () => {
     expect(validateDefinition('tool', tool, 'agents/t.ts', 't').issues.map((i) => i.message.split(',')[0])).toEqual([
       'args field at is z.map()',
     ]);
-    const fine = { ...prompt, requiredSchema: z.object({ when: z.iso.datetime(), n: z.number().int(), any: z.unknown() }) };
+    const fine = {
+      ...prompt,
+      requiredSchema: z.object({ when: z.iso.datetime(), n: z.number().int(), any: z.unknown(), at: z.coerce.date() }),
+    };
     expect(validateDefinition('prompt', fine, 'agents/p.ts', 'p').ok).toBe(true);
   });
 });
