@@ -48,7 +48,11 @@ export async function loadPromptyPrompt(
       });
     }
     // Its references are checked with everything else (references.ts), as a TypeScript definition's are.
-    if (data.references) failures?.rejectDefinition('prompt', data.references.name, displayFile, data.references);
+    if (data.references) {
+      const { tools, ...rest } = data.references;
+      const references = tools ? { ...rest, tools: tools.map(promptyToolReference) } : rest;
+      failures?.rejectDefinition('prompt', data.references.name, displayFile, references);
+    }
     return undefined;
   }
   for (const warning of prompty.warningIssues) {

@@ -77,7 +77,8 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
     const listedAt = new Map<string, number>();
     def.tools?.forEach((ref, i) => {
       const name = typeof ref === 'string' ? ref : ref.name;
-      const first = listedAt.get(name);
+      // Several entries of one upstream server are merged (upstream/references.ts): only other names count.
+      const first = isUpstreamName(name) ? undefined : listedAt.get(name);
       if (first !== undefined) {
         // A model sees one tool per name: the second entry (its options, say) would be dropped without a word.
         error(prompt, `tools[${i}]`, `"${name}" is listed twice (tools[${first}] and tools[${i}]): list it once, with its options`);
@@ -153,7 +154,7 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
       error(agent, 'name', `the prompt "${agent.name}" is exposed under the same tool name`);
     }
   }
-  checkRejectedReferences(draft, failures, error, callable);
+  checkRejectedReferences(draft, failures, issues, error, callable);
   return resolved;
 }
 
@@ -165,6 +166,7 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
 function checkRejectedReferences(
   draft: Draft,
   failures: LoadFailures,
+  issues: LoadIssue[],
   error: (entry: { file: string; name: string }, field: string, message: string) => void,
   callable: (name: string) => boolean,
 ): void {
@@ -186,7 +188,12 @@ function checkRejectedReferences(
         })
       : [];
     for (const [i, name] of tools) {
-      if (!isUpstreamName(name) && !callable(name)) {
+      if (isUpstreamName(name)) {
+        // The server it names; the entry's other keys may be what got it rejected, and are reported already.
+        const field = `tools[${i}]`;
+        const where = { file: entry.file, definition: entry.name, field };
+        issues.push(...checkUpstreamReference({ name }, draft.upstream, where).filter((issue) => issue.field === field));
+      } else if (!callable(name)) {
         error(
           entry,
           `tools[${i}]`,

@@ -183,7 +183,7 @@ describe('mcp: references', () => {
     const dir = upstreamAgents({
       mcp: { mcpServers: { files: { command: 'node', args: ['x.js'] } } },
       prompts: {
-        ok: `toolDescription: 'ok', prompt: 'p', tools: ['mcp:files', { name: 'mcp:files/read', alwaysLoad: true }]`,
+        ok: `toolDescription: 'ok', prompt: 'p', tools: ['mcp:files', { name: 'mcp:files/read', alwaysLoad: true }, { name: 'mcp:files', timeoutMs: 9000 }]`,
         typo: `toolDescription: 'typo', prompt: 'p', tools: ['mcp:filez']`,
         odd: `toolDescription: 'odd', prompt: 'p', tools: [{ name: 'mcp:files', exclude: 'x', colour: 1 }]`,
       },
@@ -243,5 +243,36 @@ describe('mcp: references', () => {
     const { registry, issues } = await loadRegistry({ agentsDir: dir });
     expect(issues.filter((i) => i.severity === 'error')).toEqual([]);
     expect(registry.prompts.get('triage')!.definition.tools).toEqual([{ name: 'mcp:gh', tools: ['create_issue', 'list_issues'] }]);
+  });
+
+  it('[UP-2] checks the kind: mcp entries of a .prompty file rejected for another field as servers, not tools', async () => {
+    const prompty = (server: string): string =>
+      [
+        '---',
+        'name: triage',
+        'description: d',
+        'model: m',
+        'toolChoice: always',
+        'tools:',
+        '  - name: github',
+        '    kind: mcp',
+        `    serverName: ${server}`,
+        '---',
+        'Go.',
+      ].join('\n');
+    const load = async (server: string) => {
+      const dir = upstreamAgents({
+        mcp: { mcpServers: { gh: { command: 'node', args: ['x.js'] } } },
+        prompts: {},
+        files: { 'prompts/triage.prompty': prompty(server) },
+      });
+      return (await loadRegistry({ agentsDir: dir })).issues.filter((i) => i.severity === 'error').map((i) => `${i.field}: ${i.message}`);
+    };
+    // Only its own mistake: the declared server is no unknown tool.
+    expect(await load('gh')).toEqual([expect.stringMatching(/^toolChoice: /)]);
+    expect(await load('gx')).toEqual([
+      expect.stringMatching(/^toolChoice: /),
+      expect.stringMatching(/^tools\[0\]: unknown upstream server "gx"/),
+    ]);
   });
 });
