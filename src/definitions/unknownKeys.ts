@@ -16,6 +16,8 @@ interface Def {
   element?: unknown;
   valueType?: unknown;
   options?: unknown[];
+  items?: unknown[];
+  rest?: unknown;
   left?: unknown;
   right?: unknown;
   getter?: () => unknown;
@@ -35,8 +37,9 @@ const MAX_DEPTH = 32;
 
 /**
  * The paths (`a.b`, `items[2].c`) of keys in `value` that `schema` does not
- * declare, where the schema is a plain object (no catchall, not a record).
- * Unions count a key known when any of their object options declares it.
+ * declare, where the schema is a plain or strict object (no open catchall, not
+ * a record). A union is checked against the option zod keeps (the first that
+ * accepts the value); when none does, a key is known if any option declares it.
  */
 export function unknownKeys(schema: z.ZodType, value: unknown): string[] {
   const found: string[] = [];
@@ -64,6 +67,12 @@ function collect(schema: unknown, value: unknown, path: string, found: string[],
     case 'array':
       if (Array.isArray(value)) value.forEach((item, i) => collect(def.element, item, `${path}[${i}]`, found, depth + 1));
       return;
+    case 'tuple':
+      if (Array.isArray(value)) {
+        const items = def.items ?? [];
+        value.forEach((item, i) => collect(i < items.length ? items[i] : def.rest, item, `${path}[${i}]`, found, depth + 1));
+      }
+      return;
     case 'record':
       if (isPlainObject(value)) {
         for (const [key, item] of Object.entries(value)) collect(def.valueType, item, join(path, key), found, depth + 1);
@@ -71,8 +80,13 @@ function collect(schema: unknown, value: unknown, path: string, found: string[],
       return;
     case 'intersection':
       return collectAgainst([def.left, def.right], value, path, found, depth);
-    case 'union':
-      return collectAgainst(def.options ?? [], value, path, found, depth);
+    case 'union': {
+      // zod keeps the first option that accepts the value and strips what that option does not declare.
+      const chosen = chosenOption(def.options ?? [], value);
+      return chosen !== undefined
+        ? collect(chosen, value, path, found, depth)
+        : collectAgainst(def.options ?? [], value, path, found, depth);
+    }
     case 'object':
       return collectAgainst([schema], value, path, found, depth);
     default:
@@ -90,16 +104,36 @@ function collectAgainst(schemas: unknown[], value: unknown, path: string, found:
   const relevant = schemas.filter((schema) => !NOT_OBJECTS.has(unwrappedType(schema) ?? ''));
   const objects = relevant.map(objectDefOf);
   // An option that is not a plain object (a record, an open object, something unknown) may hold any key.
-  if (objects.length === 0 || objects.some((def) => def === undefined || def.catchall !== undefined)) return;
+  if (objects.length === 0 || objects.some((def) => def === undefined || isOpen(def))) return;
   for (const [key, item] of Object.entries(value)) {
-    const declaring = objects.filter((def) => def!.shape !== undefined && Object.hasOwn(def!.shape, key));
+    const declaring = objects.flatMap((def) => (def!.shape !== undefined && Object.hasOwn(def!.shape, key) ? [def!.shape[key]] : []));
     if (declaring.length === 0) {
       // A key given as undefined is no key in JSON: nothing was sent.
       if (item !== undefined) found.push(join(path, key));
       continue;
     }
-    if (declaring.length === 1) collect(declaring[0]!.shape![key], item, join(path, key), found, depth + 1);
+    // Declared by several (both sides of an intersection, options no parse could choose between): known if any knows it.
+    if (declaring.length === 1) collect(declaring[0], item, join(path, key), found, depth + 1);
+    else collectAgainst(declaring, item, join(path, key), found, depth + 1);
   }
+}
+
+/** An object with a catchall takes any key, unless the catchall is `never` (z.strictObject, `.strict()`). */
+function isOpen(def: Def): boolean {
+  return def.catchall !== undefined && defOf(def.catchall)?.type !== 'never';
+}
+
+/** The option of a union zod would keep for `value`: the first that accepts it, if any can be tried synchronously. */
+function chosenOption(options: unknown[], value: unknown): unknown {
+  for (const option of options) {
+    try {
+      if ((option as { safeParse?: (input: unknown) => { success: boolean } }).safeParse?.(value).success) return option;
+    } catch {
+      // An async refinement or transform: fall back to the keys every option declares.
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /** Types that never describe an object value: a union option of one of them says nothing of an object's keys. */

@@ -42,6 +42,33 @@ describe('unknownKeys', () => {
     // A union with an open option says nothing about keys.
     expect(unknownKeys(z.union([z.object({ a: z.string() }), z.record(z.string(), z.string())]), { zz: 'x' })).toEqual([]);
   });
+
+  it('checks what lies inside strict objects, which hold no more keys than plain ones', () => {
+    const strict = z.strictObject({ a: z.string(), inner: z.object({ b: z.number() }) });
+    expect(unknownKeys(strict, { a: 'x', inner: { b: 1, c: 2 } })).toEqual(['inner.c']);
+    expect(unknownKeys(z.object({ a: z.string() }).strict(), { a: 'x', extra: 1 })).toEqual(['extra']);
+  });
+
+  it('checks a union against the option zod keeps, so keys several options declare are still descended', () => {
+    const shape = z.discriminatedUnion('kind', [
+      z.object({ kind: z.literal('circle'), at: z.object({ x: z.number(), y: z.number() }), radius: z.number() }),
+      z.object({ kind: z.literal('square'), at: z.object({ x: z.number(), y: z.number() }), side: z.number() }),
+    ]);
+    expect(unknownKeys(shape, { kind: 'square', at: { x: 1, y: 2 }, side: 3 })).toEqual([]);
+    expect(unknownKeys(shape, { kind: 'square', at: { x: 1, y: 2, z: 3 }, side: 3 })).toEqual(['at.z']);
+    // A key of the other option would be dropped by the one zod keeps.
+    expect(unknownKeys(shape, { kind: 'square', at: { x: 1, y: 2 }, side: 3, radius: 4 })).toEqual(['radius']);
+    // When no option accepts the value (zod refuses it anyway) a key any option declares is known.
+    expect(unknownKeys(shape, { kind: 'oval', at: { x: 1, y: 2, w: 0 }, radius: 1 })).toEqual(['at.w']);
+  });
+
+  it('descends keys both sides of an intersection declare, and tuples item by item', () => {
+    const both = z.intersection(z.object({ p: z.object({ a: z.string() }) }), z.object({ p: z.object({ b: z.string() }) }));
+    expect(unknownKeys(both, { p: { a: '1', b: '2' } })).toEqual([]);
+    expect(unknownKeys(both, { p: { a: '1', b: '2', c: '3' } })).toEqual(['p.c']);
+    const pair = z.tuple([z.object({ a: z.string() }), z.string()], z.object({ r: z.number() }));
+    expect(unknownKeys(pair, [{ a: 'x', b: 1 }, 's', { r: 1 }, { r: 2, q: 3 }])).toEqual(['[0].b', '[3].q']);
+  });
 });
 
 describe('undeclaredKeys', () => {
