@@ -13,7 +13,7 @@ import { TRANSPILE_CACHE_FOLDER } from '../registry/transpile.js';
 import { readStartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
 import { startupCacheOf } from '../server/startupCache/build.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
-import { stampFolder } from '../server/startupCache/stamps.js';
+import { stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
 import type { SavedSearchIndex } from '../server/toolSearchSurface.js';
 import { buildToolCatalog, type ExposedTool } from '../server/toolCatalog.js';
 import { UPSTREAM_CONFIG_FILE, loadUpstreamConfig } from '../upstream/config.js';
@@ -26,6 +26,8 @@ export interface LoadedForServe extends LoadedForCommand {
   startupCache: 'hit' | 'miss';
   /** Where the search index of `tools` is kept between starts, when they come with a start-up cache. */
   savedSearchIndex?: SavedSearchIndex;
+  /** The folder's files as they were before it was read (what `--watch` compares against once it watches). */
+  stamps: FileStamp[];
 }
 
 export interface ServeLoadOptions extends DirOptions {
@@ -39,7 +41,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   const transpileCache = path.join(cacheDirOf(options), TRANSPILE_CACHE_FOLDER);
   const cacheFile = startupCachePath(dataDir);
   // Stamped before loading: a file changed during the load makes the saved cache stale, never wrong.
-  const stamps = stampFolder(agentsDir);
+  const stamps = stampFolder(agentsDir, dataDir);
   const upstreamFile = displayPath(path.join(agentsDir, UPSTREAM_CONFIG_FILE));
 
   const cached = readStartupCache(cacheFile, agentsDir, stamps);
@@ -62,6 +64,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
       errors: issues.filter((i) => i.severity === 'error'),
       tools: cached.tools,
       startupCache: 'hit',
+      stamps,
       ...(cached.id ? { savedSearchIndex: savedSearchIndex(dataDir, cached.id) } : {}),
     };
   }
@@ -69,13 +72,13 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   // Only a folder without a cache of its own is checked (loadForCommand): a cached one passed these checks and has not changed.
   const full = await loadForCommand(options, options.env ? { env: options.env } : {});
   const { registry, issues, errors } = full;
-  if (errors.length) return { registry, issues, errors, startupCache: 'miss' };
+  if (errors.length) return { registry, issues, errors, startupCache: 'miss', stamps };
   let tools: ExposedTool[];
   try {
     tools = buildToolCatalog(registry);
   } catch {
     // An unreadable icon: the server reports it when it builds the catalogue itself.
-    return { registry, issues, errors, startupCache: 'miss' };
+    return { registry, issues, errors, startupCache: 'miss', stamps };
   }
   const content = startupCacheOf(
     registry,
@@ -93,7 +96,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
       );
     }
   }
-  return { registry, issues, errors, tools, startupCache: 'miss', ...saved };
+  return { registry, issues, errors, tools, startupCache: 'miss', stamps, ...saved };
 }
 
 /**

@@ -8,6 +8,7 @@
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { AgentportServer } from '../server/createServer.js';
+import type { FileStamp } from '../server/startupCache/stamps.js';
 import { describeChange } from '../server/registrySurface.js';
 import { agentsDirOf, dataDirOf, loadForCommand, printIssues, shownPath, type DirOptions } from './context.js';
 
@@ -15,8 +16,8 @@ export interface WatchSettings {
   /** Aggregator mode needs upstream servers: a folder without any is not taken. */
   exposeUpstream?: boolean;
   debounceMs?: number;
-  /** When serve started reading the folder (ms since the epoch): an edit made after that, before watching began, is reloaded too. */
-  loadedFrom?: number;
+  /** The folder's files as serve read them (stamps.ts): an edit made since, before watching began, is reloaded too. */
+  loaded?: readonly FileStamp[];
 }
 
 export interface AgentsWatch {
@@ -78,7 +79,7 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
   const watcher = await watchFolder(agentsDir, schedule, {
     ignore: [dataDirOf(options)],
     ...(settings.debounceMs !== undefined ? { debounceMs: settings.debounceMs } : {}),
-    ...(settings.loadedFrom !== undefined ? { since: settings.loadedFrom } : {}),
+    ...(settings.loaded !== undefined ? { baseline: settings.loaded } : {}),
     onError: (error) => log.warn(`watching ${shown}: ${error.message}`),
   });
   return {

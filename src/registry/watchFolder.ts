@@ -6,8 +6,8 @@
  * A burst of events (an editor's save, a git checkout) becomes one call
  * once the folder has been quiet for `debounceMs`.
  */
-import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
 
 const DEFAULT_DEBOUNCE_MS = 150;
 
@@ -21,11 +21,11 @@ export interface WatchFolderOptions {
   ignore?: readonly string[];
   onError?: (error: Error) => void;
   /**
-   * When the folder was read (ms since the epoch): what changed between then and the moment watching
-   * starts is reported as one change once it has started, so that an edit made while the server
-   * started is not missed.
+   * The folder's files as they were when it was read (stamps.ts): what differs once watching has started
+   * (added, removed, or another size or modification time) is reported as one change then, so that an edit
+   * made while the server started is not missed.
    */
-  since?: number;
+  baseline?: readonly FileStamp[];
 }
 
 /** Resolves once the folder is being watched (changes made before that are seen only with `since`). */
@@ -59,8 +59,8 @@ export async function watchFolder(
   });
   watcher.on('error', (error) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  if (options.since !== undefined) {
-    const missed = await changedSince(root, options.since, ignored);
+  if (options.baseline !== undefined) {
+    const missed = changedSince(root, options.baseline, ignored);
     if (missed.length > 0 && changed.size === 0 && timer === undefined) onChange(missed);
   }
   return {
@@ -72,34 +72,18 @@ export async function watchFolder(
 }
 
 /**
- * Files and folders under `root` modified at or after `since` (a folder's time changes when an entry is
- * added, removed or renamed in it, so removals count too). Modification times and `since` come from the
- * same clock; a file system that keeps them in whole seconds may hide an edit made in the same second.
+ * The files under `root` added, removed or changed (size or modification time) since `baseline` was taken.
+ * Compared stamp to stamp, not against a clock, so a file dated in the future or a busy data folder inside
+ * the agents folder does not count as an edit.
  */
-async function changedSince(root: string, since: number, ignored: (file: string) => boolean): Promise<string[]> {
+function changedSince(root: string, baseline: readonly FileStamp[], ignored: (file: string) => boolean): string[] {
+  const stamp = (entry: FileStamp): string => `${entry[1]}:${entry[2]}`;
+  const before = new Map(baseline.map((entry) => [entry[0], stamp(entry)]));
   const found: string[] = [];
-  const visit = async (dir: string): Promise<void> => {
-    let entries;
-    try {
-      if ((await stat(dir)).mtimeMs >= since) found.push(dir);
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      // Removed meanwhile: the watcher reports what follows.
-      return;
-    }
-    for (const entry of entries) {
-      const file = path.join(dir, entry.name);
-      if (ignored(file)) continue;
-      if (entry.isDirectory()) await visit(file);
-      else if (
-        await stat(file).then(
-          (info) => info.mtimeMs >= since,
-          () => false,
-        )
-      )
-        found.push(file);
-    }
-  };
-  await visit(root);
-  return found;
+  for (const entry of stampFolder(root)) {
+    if (before.get(entry[0]) !== stamp(entry)) found.push(path.join(root, entry[0]));
+    before.delete(entry[0]);
+  }
+  for (const file of before.keys()) found.push(path.join(root, file));
+  return found.filter((file) => !ignored(file));
 }

@@ -139,6 +139,28 @@ describe('serve --watch over stdio', () => {
     if (!early) console.warn('the edit came after the watcher was ready: the early path was not exercised this time');
   });
 
+  it('a file dated in the future, and a data folder inside the agents folder, cause no reload at start', async () => {
+    const dir = copyOfFixture();
+    const later = new Date(Date.now() + 3600_000);
+    utimesSync(path.join(dir, 'prompts', 'greeter.ts'), later, later);
+    utimesSync(dir, later, later);
+    const { client, stderr } = await connectStdio('legacy', {
+      agentsDir: dir,
+      dataDir: path.join(dir, 'data'),
+      args: ['--watch'],
+      env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' },
+    });
+    open.push(() => client.close().catch(() => {}));
+    const seen = follow(client);
+    await expect.poll(stderr, POLL).toMatch(/reloading it on changes/);
+    // A call stores its thread in the data folder; then the watcher has time to report anything it would.
+    model.replyToSystem('You greet people.', { text: 'Hello.' });
+    expect(textOf(await client.callTool({ name: 'greeter', arguments: { message: 'Hi' } }))).toContain('Hello.');
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(stderr()).not.toMatch(/\] reloaded /);
+    expect(seen).toEqual({ tools: 0, prompts: 0 });
+  });
+
   it('a changed description is announced and listed', async () => {
     const served = await serveStdio();
     edit(path.join(served.dir, 'prompts', 'greeter.ts'), 'Greets whoever is named.', 'Greets everyone by name.');

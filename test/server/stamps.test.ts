@@ -55,6 +55,14 @@ describe('[ST-5] the start-up cache key (stampFolder)', () => {
     expect(sameStamps(edited, stampFolder(dir))).toBe(true);
   });
 
+  it('leaves out the data folder when it lies inside the agents folder (what a call writes there is no edit)', async () => {
+    await write('prompts/a.ts', 'a');
+    await write('data/threads/t1/messages.jsonl', '{}');
+    await write('database/notes.md', 'kept');
+    expect(stampFolder(dir, path.join(dir, 'data')).map(([file]) => file)).toEqual(['database/notes.md', 'prompts/a.ts']);
+    expect(stampFolder(dir).map(([file]) => file)).toContain('data/threads/t1/messages.jsonl');
+  });
+
   it('is empty for a folder that does not exist', () => {
     expect(stampFolder(path.join(dir, 'nothing'))).toEqual([]);
   });

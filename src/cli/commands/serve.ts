@@ -93,8 +93,6 @@ export function registerServeCommand(program: Command): void {
       const protocolOutput = options.http ? undefined : guards.keepStdoutForProtocol();
       guards.survivePromiseLeaks();
       let loaded;
-      // What the folder holds from here on is what --watch compares against once it watches.
-      const loadedFrom = Date.now();
       try {
         const { loadForServe } = await import('../serveRegistry.js');
         loaded = await loadForServe(options);
@@ -257,7 +255,7 @@ export function registerServeCommand(program: Command): void {
       }, RECOVERY_DELAY_MS).unref();
       const startWatching = async () => {
         const { watchAgents } = await import('../watch.js');
-        return watchAgents(server, options, { loadedFrom, ...(options.exposeUpstream ? { exposeUpstream: true } : {}) });
+        return watchAgents(server, options, { loaded: loaded.stamps, ...(options.exposeUpstream ? { exposeUpstream: true } : {}) });
       };
       const graceMs = Number(options.shutdownGrace ?? '10') * 1000;
       if (!(graceMs >= 0)) {

@@ -10,10 +10,14 @@ import path from 'node:path';
 /** A file's path relative to the agents folder (with `/`), its size in bytes and its mtime in ms. */
 export type FileStamp = [file: string, size: number, mtimeMs: number];
 
-/** Every file under `agentsDir` that discovery could read (not in node_modules, not a dot-file), sorted by path. */
-export function stampFolder(agentsDir: string): FileStamp[] {
+/**
+ * Every file under `agentsDir` that discovery could read (not in node_modules, not a dot-file), sorted by path,
+ * leaving out `dataDir` when it lies inside (threads written there are no part of the definitions).
+ */
+export function stampFolder(agentsDir: string, dataDir?: string): FileStamp[] {
   const stamps: FileStamp[] = [];
   const root = path.resolve(agentsDir);
+  const data = dataDir === undefined ? undefined : path.resolve(dataDir);
   let entries;
   try {
     entries = readdirSync(root, { withFileTypes: true, recursive: true });
@@ -27,7 +31,8 @@ export function stampFolder(agentsDir: string): FileStamp[] {
     if (!folders.has(parentPath)) {
       const parts = parentPath === root ? [] : path.relative(root, parentPath).split(path.sep);
       // The rule of discover.ts: what it skips is not read by a load either.
-      folders.set(parentPath, parts.includes('node_modules') ? undefined : parts);
+      const inData = data !== undefined && (parentPath === data || parentPath.startsWith(data + path.sep));
+      folders.set(parentPath, parts.includes('node_modules') || inData ? undefined : parts);
     }
     return folders.get(parentPath);
   };
