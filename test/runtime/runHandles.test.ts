@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { startInProcess, textOf, type InProcessAgentport } from '../support/inProcess.js';
 import { MemoryStore } from '../../src/store/memoryStore.js';
+import type { RunResult } from '../../src/runtime/types.js';
 import { RUNTIME_AGENTS } from './harness.js';
 
 const model = new FakeModelServer();
@@ -80,6 +81,9 @@ describe('run handles', () => {
     expect(structured(first).status).toBe('running');
     const second = await client.callTool({ name: 'forgetful', arguments: { message: 'two', thread_id: threadId } });
     expect(structured(second)).toMatchObject({ thread_id: threadId, status: 'running' });
+    // While the first still runs, the turn after it is counted too.
+    const status = await client.callTool({ name: 'run_status', arguments: { thread_id: threadId } });
+    expect(structured(status)).toMatchObject({ status: 'running', later_runs: 1 });
     // Each turn's outcome, oldest first: the first is not lost to the second.
     const earlier = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 5 } });
     expect(earlier.content).toEqual([
@@ -103,6 +107,23 @@ describe('run handles', () => {
       'user:two',
       'assistant:second answer',
     ]);
+  });
+
+  it('[RL-1] [RL-2] a run whose outcome was read by its id (a task) leaves run_wait to the runs after it', async () => {
+    const client = await agentport.connect();
+    model.reply({ text: 'first answer' });
+    const threadId = structured(await client.callTool({ name: 'forgetful', arguments: { message: 'one' } })).thread_id;
+    const outcome = (text: string): RunResult => ({ threadId, prompt: 'forgetful', text, toolCalls: [], steps: 1, turns: 1 });
+    const { handles } = agentport.runtime;
+    const task = await handles.detach(threadId, Promise.resolve(outcome('task answer')), () => {}, { withId: true });
+    await expect.poll(async () => (await handles.get(task.id!))?.status).toBe('completed');
+    let finish: (result: RunResult) => void = () => {};
+    await handles.detach(threadId, new Promise<RunResult>((resolve) => (finish = resolve)), () => {});
+    const waiting = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 0.05 } });
+    expect(structured(waiting).status).toBe('running');
+    finish(outcome('background answer'));
+    const done = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 5 } });
+    expect(textOf(done)).toBe('background answer');
   });
 
   it('[RL-1] run_cancel stops a background run', async () => {

@@ -70,6 +70,8 @@ export class RunHandles {
   /** The runs of each thread held here, in turn order. */
   private readonly handles = new Map<string, Handle[]>();
   private readonly byId = new Map<string, Handle>();
+  /** The run each view handed out reports on (pendingAfter counts the runs after it). */
+  private readonly viewed = new WeakMap<RunView, Handle>();
 
   constructor(private readonly services: Services) {}
 
@@ -129,7 +131,12 @@ export class RunHandles {
   /** Where the run with this id stands: live in this process, else its stored record. */
   async get(id: string): Promise<RunView | undefined> {
     const handle = this.byId.get(id);
-    if (handle) return this.visible(handle) ? this.view(handle) : undefined;
+    if (handle && !this.visible(handle)) return undefined;
+    if (handle) {
+      // Its outcome is read by its id (a task's result): run_wait on the thread goes on to the runs after it.
+      if (handle.settled) handle.delivered = true;
+      return this.view(handle);
+    }
     const threadId = threadOfId(id);
     if (!threadId) return undefined;
     const thread = await visibleThread(this.services.store, threadId);
@@ -207,7 +214,8 @@ export class RunHandles {
   /** How many runs of the thread come after the one reported (for the result's instructions). */
   pendingAfter(threadId: string, view: RunView): number {
     const runs = this.handles.get(threadId) ?? [];
-    const at = runs.findIndex((run) => run.settled === view || (run.id !== undefined && run.id === view.id));
+    const handle = this.viewed.get(view);
+    const at = handle ? runs.indexOf(handle) : -1;
     return at < 0 ? 0 : runs.slice(at + 1).filter((run) => !run.delivered && this.visible(run)).length;
   }
 
@@ -217,16 +225,16 @@ export class RunHandles {
   }
 
   private view(handle: Handle): RunView {
-    return (
-      handle.settled ?? {
-        threadId: handle.threadId,
-        ...(handle.id ? { id: handle.id } : {}),
-        status: 'running',
-        startedAt: handle.startedAt,
-        updatedAt: handle.updatedAt,
-        ...(handle.progress ? { progress: handle.progress } : {}),
-      }
-    );
+    const view: RunView = handle.settled ?? {
+      threadId: handle.threadId,
+      ...(handle.id ? { id: handle.id } : {}),
+      status: 'running',
+      startedAt: handle.startedAt,
+      updatedAt: handle.updatedAt,
+      ...(handle.progress ? { progress: handle.progress } : {}),
+    };
+    this.viewed.set(view, handle);
+    return view;
   }
 
   private async settle(handle: Handle, ended: RunView): Promise<void> {
