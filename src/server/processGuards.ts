@@ -2,7 +2,9 @@
  * Guards for a long-running server process that runs user code (agents/
  * definitions, tools, hooks) in-process.
  */
+import childProcess from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { syncBuiltinESMExports } from 'node:module';
 import type { Writable } from 'node:stream';
 import { format } from 'node:util';
 import { log, redact } from '../log.js';
@@ -41,11 +43,12 @@ export function redactConsole(): { release: () => void } {
 
 /**
  * On stdio, stdout is the JSON-RPC channel: whatever else writes to it (a
- * `process.stdout.write` in a tool or a library) goes to stderr, redacted.
- * Returns what the protocol itself writes to: stdout's own `write`, with
+ * `process.stdout.write` in a tool or a library) goes to stderr, redacted,
+ * and so does the stdout of a child process that would inherit it. Returns what the protocol itself writes to: stdout's own `write`, with
  * stdout's `drain` and `error` events.
  */
 export function keepStdoutForProtocol(): ProtocolOutput {
+  keepChildrenOffStdout();
   const stdout = process.stdout;
   const protocol = protocolOutput(stdout, stdout.write.bind(stdout));
   stdout.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -54,6 +57,47 @@ export function keepStdoutForProtocol(): ProtocolOutput {
     return process.stderr.write(redact(text), callback);
   };
   return protocol;
+}
+
+/**
+ * On stdio, a child process started with its stdout inherited (`stdio: 'inherit'`, `fork()`'s default)
+ * would write to the JSON-RPC channel directly, past the guard above: its stdout becomes this process's
+ * stderr instead. Patched on the `node:child_process` module itself, so `require` and `import` (once the
+ * module's named exports are synced) both see it. Only an inherited stdout is changed; pipes, files and
+ * `'ignore'` are left as given.
+ */
+function keepChildrenOffStdout(): void {
+  const patched = childProcess as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of ['spawn', 'spawnSync', 'execSync', 'execFileSync', 'fork'] as const) {
+    const original = patched[name]!;
+    const forked = name === 'fork';
+    patched[name] = function (this: unknown, ...args: unknown[]) {
+      // The options are the last argument (after the command or module, and an arguments array if any)
+      // when it is a plain object or left undefined.
+      const last = args.at(-1);
+      const inPlace = args.length > 1 && (last === undefined || (typeof last === 'object' && last !== null && !Array.isArray(last)));
+      const options = ((inPlace ? last : undefined) ?? {}) as { stdio?: unknown; silent?: boolean };
+      const stdio = childStdio(options.stdio ?? (forked && !options.silent ? 'inherit' : undefined), forked);
+      if (stdio !== options.stdio) {
+        if (inPlace) args[args.length - 1] = { ...options, stdio };
+        else args.push({ stdio });
+      }
+      return original.apply(this, args);
+    };
+  }
+  syncBuiltinESMExports();
+}
+
+/** `stdio` with an inherited stdout sent to fd 2; the same value when stdout is not inherited. */
+function childStdio(stdio: unknown, forked: boolean): unknown {
+  const list: unknown = stdio === 'inherit' ? ['inherit', 'inherit', 'inherit', ...(forked ? ['ipc'] : [])] : stdio;
+  if (!Array.isArray(list)) return stdio;
+  const given = list as unknown[];
+  const out = given[1];
+  if (out !== 'inherit' && out !== 1 && out !== process.stdout) return stdio;
+  const changed = [...given];
+  changed[1] = 2;
+  return changed;
 }
 
 /**

@@ -101,6 +101,13 @@ describe('stdio with badly behaved user code', () => {
       expect(stderr()).toContain('careless tool says hi');
       expect(stderr()).toContain('unhandled rejection (kept serving): Error: nobody handles this');
       expect(stderr()).toContain('uncaught exception (kept serving): Error: thrown in a timer');
+
+      // Child processes that would inherit stdout print to stderr instead.
+      model.reply({ toolCalls: [{ name: 'spawns_children', arguments: {} }] }, { text: 'third' });
+      const third = await client.callTool({ name: 'noisy', arguments: { message: 'children' } });
+      expect((third.content as Array<{ text: string }>)[0]!.text).toBe('third');
+      expect(model.requests.at(-1)?.body.messages.at(-1)).toMatchObject({ role: 'tool', content: 'children done' });
+      for (const way of ['spawn', 'spawn-array', 'spawnSync', 'execSync', 'fork']) expect(stderr()).toContain(`child ${way} says hi`);
       await client.close();
     } finally {
       await model.stop();
