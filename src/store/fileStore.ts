@@ -39,7 +39,7 @@
  * so a turn does not re-read its history.
  *
  * Durability: appended lines reach the disk by group commit: every file written to is fsynced
- * within {@link FSYNC_WITHIN_MS} ms, off the reply path, and on close. A power loss may lose what
+ * within {@link DEFAULT_FSYNC_WITHIN_MS} ms (`fsyncWithinMs`), off the reply path, and on close. A power loss may lose what
  * was written in that window; a killed process loses nothing it was told was written, except
  * opening messages told they may wait (whose thread nobody else knows yet). JSON files
  * are replaced with temp file + rename, so a killed process leaves the old or the new version,
@@ -111,8 +111,12 @@ const DEFAULT_STORE_DIR = '.agentport';
  */
 export const groupCommit = { fsync };
 
-/** Appended lines are on disk (fsynced) at most this long after the append returned. */
-const FSYNC_WITHIN_MS = 10;
+/**
+ * Appended lines are on disk (fsynced) at most this long after the append returned, by default. One fsync
+ * covers every thread of a pack written in the window; a window of 10 ms made the fsyncs a sixth of a call's
+ * CPU under load (docs/benchmarks.md), 100 ms makes them negligible.
+ */
+const DEFAULT_FSYNC_WITHIN_MS = 100;
 /** Log descriptors kept open; the least recently used is closed beyond this. */
 const MAX_OPEN_FILES = 64;
 /** The folder of the packs under the threads folder (packs.ts): no thread may have that id. */
@@ -181,6 +185,11 @@ export interface FileStoreOptions {
    * (generated on first need), loaded only when a secret is first written or read.
    */
   secretKey?: Buffer;
+  /**
+   * Appended lines are fsynced at most this many milliseconds after the append returned (group commit);
+   * default {@link DEFAULT_FSYNC_WITHIN_MS}. 0: as soon as the event loop comes round, still off the reply path.
+   */
+  fsyncWithinMs?: number;
 }
 
 type StoredVariable =
@@ -351,6 +360,7 @@ export class FileStore implements Store {
   readonly dir: string;
   private readonly threadsDir: string;
   private readonly givenKey: Buffer | undefined;
+  private readonly fsyncWithinMs: number;
   private keyPromise: Promise<Buffer> | undefined;
   // All writes to a thread, and reads that must see them, go through this queue.
   private readonly queue = new KeyedQueue();
@@ -399,6 +409,14 @@ export class FileStore implements Store {
       throw new AgentportError('SECRET_KEY_INVALID', `FileStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
     }
     this.givenKey = options.secretKey;
+    const within = options.fsyncWithinMs ?? DEFAULT_FSYNC_WITHIN_MS;
+    if (!Number.isInteger(within) || within < 0) {
+      throw new AgentportError(
+        'INVALID_ARGUMENTS',
+        `FileStore fsyncWithinMs must be a whole number of milliseconds, 0 or more, got ${within}`,
+      );
+    }
+    this.fsyncWithinMs = within;
   }
 
   private threadDir(id: string): string {
@@ -953,7 +971,7 @@ export class FileStore implements Store {
     this.flushTimer = setTimeout(() => {
       this.flushTimer = undefined;
       this.flushing = this.flush();
-    }, FSYNC_WITHIN_MS);
+    }, this.fsyncWithinMs);
     this.flushTimer.unref();
   }
 

@@ -27,18 +27,21 @@ export function parseStoreKind(value: string, source: string): StoreKind {
 }
 
 /** Milliseconds from a variable of the environment: a whole number, 0 or more; undefined when unset. */
-function millisecondsFrom(env: NodeJS.ProcessEnv, name: string): number | undefined {
+function millisecondsFrom(env: NodeJS.ProcessEnv, name: string, zeroMeans: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) {
-    throw new AgentportError('INVALID_ARGUMENTS', `${name} must be a whole number of milliseconds (0 for no limit), got "${raw}"`);
+    throw new AgentportError('INVALID_ARGUMENTS', `${name} must be a whole number of milliseconds (0 ${zeroMeans}), got "${raw}"`);
   }
   return value;
 }
 
-/** Database settings given to a store without a database are said to be ignored, not dropped silently. */
-function warnUnusedDatabaseSettings(choice: StoreChoice, env: NodeJS.ProcessEnv): void {
+/** Settings given to a store that has no use for them are said to be ignored, not dropped silently. */
+function warnUnusedSettings(choice: StoreChoice, env: NodeJS.ProcessEnv): void {
+  if (choice.kind !== 'file' && env.AGENTPORT_FSYNC_WITHIN_MS) {
+    log.warn(`AGENTPORT_FSYNC_WITHIN_MS ignored: the ${choice.kind} store writes no files of its own (--store file uses it)`);
+  }
   if (choice.kind === 'postgres') return;
   const given = [
     choice.databaseUrl !== undefined ? 'the database URL' : undefined,
@@ -48,13 +51,14 @@ function warnUnusedDatabaseSettings(choice: StoreChoice, env: NodeJS.ProcessEnv)
   if (given.length) log.warn(`${given.join(', ')} ignored: the ${choice.kind} store has no database (--store postgres uses them)`);
 }
 
-/** @param env where AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS is read (PostgreSQL) */
+/** @param env where AGENTPORT_FSYNC_WITHIN_MS (file) and AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS (PostgreSQL) are read */
 export async function openStore(choice: StoreChoice, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
-  warnUnusedDatabaseSettings(choice, env);
+  warnUnusedSettings(choice, env);
   switch (choice.kind) {
     case 'file': {
+      const fsyncWithinMs = millisecondsFrom(env, 'AGENTPORT_FSYNC_WITHIN_MS', 'for as soon as the server is free');
       const { FileStore } = await import('./fileStore.js');
-      return new FileStore({ dir: choice.dataDir });
+      return new FileStore({ dir: choice.dataDir, ...(fsyncWithinMs !== undefined ? { fsyncWithinMs } : {}) });
     }
     case 'memory': {
       const { MemoryStore } = await import('./memoryStore.js');
@@ -67,7 +71,7 @@ export async function openStore(choice: StoreChoice, env: NodeJS.ProcessEnv = pr
           '--store postgres needs a database: set AGENTPORT_DATABASE_URL (or --database-url), e.g. postgres://user@host:5432/db',
         );
       }
-      const statementTimeoutMs = millisecondsFrom(env, 'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS');
+      const statementTimeoutMs = millisecondsFrom(env, 'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS', 'for no limit');
       const { PostgresStore } = await import('./postgres/postgresStore.js');
       const store = new PostgresStore({
         url: choice.databaseUrl,

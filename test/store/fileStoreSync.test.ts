@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FileStore, groupCommit } from '../../src/store/fileStore.js';
+import { openStore } from '../../src/store/open.js';
 
 let dir: string | undefined;
 afterEach(async () => {
@@ -67,7 +68,7 @@ describe('FileStore group commit', () => {
     }) as typeof fsync;
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
-      const store = new FileStore({ dir });
+      const store = new FileStore({ dir, fsyncWithinMs: 10 });
       const threads = [];
       for (let i = 0; i < 3; i++) {
         const thread = await store.createThread({ prompt: 'p' });
@@ -87,5 +88,58 @@ describe('FileStore group commit', () => {
     } finally {
       stderr.mockRestore();
     }
+  });
+
+  it('[ST-2] fsyncs within the bound it is given, off the append, and on close whatever the bound', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'agentport-sync-'));
+    const synced: number[] = [];
+    groupCommit.fsync = ((fd: number, done: (error: NodeJS.ErrnoException | null) => void) => {
+      synced.push(fd);
+      fsync(fd, done);
+    }) as typeof fsync;
+    const soon = new FileStore({ dir, fsyncWithinMs: 0 });
+    const thread = await soon.createThread({ prompt: 'p' });
+    await soon.appendMessage(thread.id, { role: 'user', content: 'one' });
+    // Not on the append's path: the append has returned before any fsync.
+    expect(synced).toEqual([]);
+    await expect.poll(() => synced.length).toBe(1);
+    await soon.close();
+
+    synced.length = 0;
+    const late = new FileStore({ dir, fsyncWithinMs: 60_000 });
+    await late.appendMessage(thread.id, { role: 'user', content: 'two' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(synced).toEqual([]);
+    await late.close();
+    expect(synced.length).toBeGreaterThan(0);
+    expect(() => new FileStore({ dir, fsyncWithinMs: -1 })).toThrow('fsyncWithinMs must be a whole number of milliseconds');
+  });
+
+  it('takes the bound from AGENTPORT_FSYNC_WITHIN_MS, refusing what is not a whole number, and says other stores ignore it', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'agentport-sync-'));
+    await expect(openStore({ kind: 'file', dataDir: dir }, { AGENTPORT_FSYNC_WITHIN_MS: 'soon' })).rejects.toThrow(
+      'AGENTPORT_FSYNC_WITHIN_MS must be a whole number of milliseconds (0 for as soon as the server is free), got "soon"',
+    );
+    const synced: number[] = [];
+    groupCommit.fsync = ((fd: number, done: (error: NodeJS.ErrnoException | null) => void) => {
+      synced.push(fd);
+      fsync(fd, done);
+    }) as typeof fsync;
+    const store = await openStore({ kind: 'file', dataDir: dir }, { AGENTPORT_FSYNC_WITHIN_MS: '0' });
+    const thread = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(thread.id, { role: 'user', content: 'one' });
+    await expect.poll(() => synced.length).toBe(1);
+    await store.close?.();
+    const lines: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      await openStore({ kind: 'memory', dataDir: dir }, { AGENTPORT_FSYNC_WITHIN_MS: '5' });
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(lines.join('')).toContain('AGENTPORT_FSYNC_WITHIN_MS ignored: the memory store writes no files of its own');
   });
 });
