@@ -42,9 +42,35 @@ const MAX_DEPTH = 32;
  * accepts the value); when none does, a key is known if any option declares it.
  */
 export function unknownKeys(schema: z.ZodType, value: unknown): string[] {
+  const flat = flatKeysOf(schema);
+  if (flat && isPlainObject(value)) return Object.keys(value).filter((key) => !flat.has(key) && value[key] !== undefined);
   const found: string[] = [];
   collect(schema, value, '', found, 0);
   return found;
+}
+
+/** Field types whose values hold no keys of their own to check. */
+const LEAVES: ReadonlySet<string> = new Set(['string', 'number', 'int', 'boolean', 'literal', 'enum', 'template_literal', 'null']);
+const WRAPPERS: ReadonlySet<string> = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional']);
+
+/**
+ * The keys of a closed object schema whose fields are all scalars (most prompts' arguments), worked out once per
+ * schema: the check is then one lookup a key. Undefined for any other schema, which is walked in full.
+ */
+const flatKeys = new WeakMap<object, ReadonlySet<string> | undefined>();
+function flatKeysOf(schema: z.ZodType): ReadonlySet<string> | undefined {
+  if (flatKeys.has(schema)) return flatKeys.get(schema);
+  const def = defOf(schema);
+  let keys: ReadonlySet<string> | undefined;
+  if (def?.type === 'object' && def.shape && !isOpen(def) && Object.values(def.shape).every(isLeaf)) keys = new Set(Object.keys(def.shape));
+  flatKeys.set(schema, keys);
+  return keys;
+}
+
+function isLeaf(field: unknown): boolean {
+  let def = defOf(field);
+  for (let hops = 0; def !== undefined && WRAPPERS.has(def.type ?? '') && hops < MAX_DEPTH; hops++) def = defOf(def.innerType);
+  return def !== undefined && LEAVES.has(def.type ?? '');
 }
 
 function collect(schema: unknown, value: unknown, path: string, found: string[], depth: number): void {

@@ -19,6 +19,16 @@ describe('unknownKeys', () => {
     expect(unknownKeys(schema, { a: 'x', b: null, list: [], gone: undefined })).toEqual([]);
   });
 
+  it('checks an object of scalar fields by its keys alone, as often as it is asked', () => {
+    const flat = z.object({ message: z.string(), count: z.number().int().optional(), mode: z.enum(['a', 'b']).default('a') });
+    for (let i = 0; i < 3; i++) {
+      expect(unknownKeys(flat, { message: 'x', extra: 1, gone: undefined })).toEqual(['extra']);
+      expect(unknownKeys(flat, { message: 'x', count: 2, mode: 'b' })).toEqual([]);
+    }
+    // Not an object: nothing to check (zod reports the type).
+    expect(unknownKeys(flat, 'text')).toEqual([]);
+  });
+
   it('lets open objects and records hold any key', () => {
     expect(unknownKeys(z.looseObject({ a: z.string() }), { a: 'x', b: 1 })).toEqual([]);
     expect(unknownKeys(z.object({ a: z.string() }).catchall(z.number()), { a: 'x', b: 1 })).toEqual([]);
