@@ -57,8 +57,8 @@ export function fieldsJsonCannotCarry(schema: unknown): Array<{ path: string; wh
   const visit = (node: unknown, path: string, depth: number): void => {
     const def = defOf(node);
     if (def?.type === undefined || depth > 32) return;
-    // z.coerce.date() and the like take a string or number: JSON carries those.
-    const what = (def as { coerce?: boolean }).coerce === true ? undefined : NOT_JSON[def.type];
+    // z.coerce.date() takes a string or number, and its Date goes back out as a string; z.coerce.bigint()'s BigInt does not.
+    const what = def.type === 'date' && (def as { coerce?: boolean }).coerce === true ? undefined : NOT_JSON[def.type];
     if (what) {
       found.push({ path, what });
       return;

@@ -390,6 +390,7 @@ describe('schemas JSON cannot fill', () => {
         either: z.union([z.string(), z.date()]),
         tags: z.set(z.string()).default(new Set()),
         parsed: z.string().transform((s) => new Date(s)),
+        big: z.coerce.bigint(),
       }),
     };
     const outcome = validateDefinition('prompt', prompt, 'agents/p.ts', 'p');
@@ -398,6 +399,7 @@ describe('schemas JSON cannot fill', () => {
       ['requiredSchema', 'requiredSchema field when is z.date()'],
       ['requiredSchema', 'requiredSchema field nested.ids[] is z.bigint()'],
       ['requiredSchema', 'requiredSchema field tags is z.set()'],
+      ['requiredSchema', 'requiredSchema field big is z.bigint()'],
     ]);
     expect(outcome.issues[0]!.message).toContain('which JSON cannot carry');
     const tool = { description: 'd', args: z.object({ at: z.map(z.string(), z.number()) }), execute: async () => ({ status: 'success' }) };
