@@ -60,11 +60,12 @@ export function keepStdoutForProtocol(): ProtocolOutput {
 }
 
 /**
- * On stdio, a child process started with its stdout inherited (`stdio: 'inherit'`, `fork()`'s default)
- * would write to the JSON-RPC channel directly, past the guard above: its stdout becomes this process's
- * stderr instead. Patched on the `node:child_process` module itself, so `require` and `import` (once the
- * module's named exports are synced) both see it. Only an inherited stdout is changed; pipes, files and
- * `'ignore'` are left as given.
+ * On stdio, a child process started with its stdin and stdout inherited (`stdio: 'inherit'`, `fork()`'s
+ * default) would share the JSON-RPC channel, past the guard above: it could read the host's requests, and
+ * write into the answers. Its stdout becomes this process's stderr instead (unredacted: it is the child's
+ * own output), and its stdin is ignored. Patched on the `node:child_process` module itself, so `require`
+ * and `import` (once the module's named exports are synced) both see it. Only inherited streams are
+ * changed; pipes, files and `'ignore'` are left as given.
  */
 function keepChildrenOffStdout(): void {
   const patched = childProcess as unknown as Record<string, (...args: unknown[]) => unknown>;
@@ -75,7 +76,7 @@ function keepChildrenOffStdout(): void {
       // The options are the last argument (after the command or module, and an arguments array if any)
       // when it is a plain object or left undefined.
       const last = args.at(-1);
-      const inPlace = args.length > 1 && (last === undefined || (typeof last === 'object' && last !== null && !Array.isArray(last)));
+      const inPlace = args.length > 1 && (last === undefined || last === null || (typeof last === 'object' && !Array.isArray(last)));
       const options = ((inPlace ? last : undefined) ?? {}) as { stdio?: unknown; silent?: boolean };
       const stdio = childStdio(options.stdio ?? (forked && !options.silent ? 'inherit' : undefined), forked);
       if (stdio !== options.stdio) {
@@ -88,15 +89,17 @@ function keepChildrenOffStdout(): void {
   syncBuiltinESMExports();
 }
 
-/** `stdio` with an inherited stdout sent to fd 2; the same value when stdout is not inherited. */
+/** `stdio` with an inherited stdin ignored and an inherited stdout sent to fd 2; the same value when neither is inherited. */
 function childStdio(stdio: unknown, forked: boolean): unknown {
   const list: unknown = stdio === 'inherit' ? ['inherit', 'inherit', 'inherit', ...(forked ? ['ipc'] : [])] : stdio;
   if (!Array.isArray(list)) return stdio;
   const given = list as unknown[];
-  const out = given[1];
-  if (out !== 'inherit' && out !== 1 && out !== process.stdout) return stdio;
+  const input = given[0] === 'inherit' || given[0] === 0 || given[0] === process.stdin;
+  const output = given[1] === 'inherit' || given[1] === 1 || given[1] === process.stdout;
+  if (!input && !output) return stdio;
   const changed = [...given];
-  changed[1] = 2;
+  if (input) changed[0] = 'ignore';
+  if (output) changed[1] = 2;
   return changed;
 }
 

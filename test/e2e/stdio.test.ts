@@ -108,6 +108,7 @@ describe('stdio with badly behaved user code', () => {
       expect((third.content as Array<{ text: string }>)[0]!.text).toBe('third');
       expect(model.requests.at(-1)?.body.messages.at(-1)).toMatchObject({ role: 'tool', content: 'children done' });
       for (const way of ['spawn', 'spawn-array', 'spawnSync', 'execSync', 'fork']) expect(stderr()).toContain(`child ${way} says hi`);
+      expect(stderr()).toContain('child stdin is a pipe: false');
       await client.close();
     } finally {
       await model.stop();
