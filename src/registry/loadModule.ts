@@ -153,11 +153,13 @@ function explainedBy(missing: MissingExportError | undefined, error: unknown): u
   if (!missing) return error;
   const message = error instanceof Error ? error.message : String(error);
   const name = /^"([^"]+)"/.exec(missing.message)?.[1] ?? '';
-  if (name !== '' && message.includes(name)) return missing;
+  const escaped = name.replace(/[$]/g, '\\$');
+  // The name as a whole identifier: `Tool` is not named by "./ToolHelpers.js".
+  if (name !== '' && new RegExp(`(^|[^\\w$])${escaped}($|[^\\w$])`).test(message)) return missing;
   // Calling or reading from the undefined import (sucrase turns `f()` into `_m.f.call(...)`); a type is never used so.
   let used: boolean;
   try {
-    used = new RegExp(`\\b${name.replace(/[$]/g, '\\$')}\\s*[.(]`).test(readFileSync(missing.file, 'utf8'));
+    used = new RegExp(`\\b${escaped}\\s*[.(]`).test(readFileSync(missing.file, 'utf8'));
   } catch {
     used = false;
   }

@@ -228,6 +228,18 @@ describe('load errors as users read them', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).not.toContain('is not exported');
     expect(run.stdout).toContain('missing-helper');
+    // Nor when the error names a longer word the name is part of.
+    writeFiles(root, {
+      'agents/prompts/p.ts': [
+        "import { definePrompt, Tool } from 'agentport-mcp';",
+        "import { helper } from './ToolHelpers.js';",
+        "export default definePrompt({ name: 'p', toolDescription: 'd', model: 'main', prompt: helper });",
+        '',
+      ].join('\n'),
+    });
+    const again = await agentport(['doctor', '--dir', 'agents'], { cwd: root });
+    expect(again.stdout).not.toContain('is not exported');
+    expect(again.stdout).toContain('ToolHelpers');
   });
 
   it('gives one message for a YAML error in a .prompty file, at the file line', async () => {
