@@ -28,7 +28,7 @@ export interface WatchFolderOptions {
   baseline?: readonly FileStamp[];
 }
 
-/** Resolves once the folder is being watched (changes made before that are seen only with `since`). */
+/** Resolves once the folder is being watched (changes made before that are seen only with `baseline`). */
 export async function watchFolder(
   dir: string,
   onChange: (paths: string[]) => void,
@@ -37,7 +37,10 @@ export async function watchFolder(
   // Loaded only by serve --watch.
   const { watch } = await import('chokidar');
   const root = path.resolve(dir);
-  const ignoredFolders = (options.ignore ?? []).map((folder) => path.resolve(folder));
+  // Only folders inside the watched one: a data folder that holds the agents folder must not hide all of it.
+  const ignoredFolders = (options.ignore ?? [])
+    .map((folder) => path.resolve(folder))
+    .filter((folder) => folder.startsWith(root + path.sep));
   const ignored = (file: string): boolean => {
     const relative = path.relative(root, file);
     if (!relative || relative.startsWith('..')) return false;

@@ -17,7 +17,9 @@ export type FileStamp = [file: string, size: number, mtimeMs: number];
 export function stampFolder(agentsDir: string, dataDir?: string): FileStamp[] {
   const stamps: FileStamp[] = [];
   const root = path.resolve(agentsDir);
-  const data = dataDir === undefined ? undefined : path.resolve(dataDir);
+  // Only a data folder inside the agents folder: one that holds it (or is it) would leave nothing to stamp.
+  const resolvedData = dataDir === undefined ? undefined : path.resolve(dataDir);
+  const data = resolvedData?.startsWith(root + path.sep) ? resolvedData : undefined;
   let entries;
   try {
     entries = readdirSync(root, { withFileTypes: true, recursive: true });
