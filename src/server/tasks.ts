@@ -240,7 +240,8 @@ const updateParams = z.looseObject({ taskId: z.string(), inputResponses: z.recor
 export function registerTaskMethods(server: Server, inputs: TaskInputs, getRuntime: () => Promise<Runtime>): void {
   const find = async (ctx: ServerContext, method: string, taskId: string): Promise<RunView> => {
     if (!tasksOptedIn(server, ctx)) throw missingTasksCapability(method);
-    const view = await (await getRuntime()).handles.get(taskId);
+    // Only tasks/get hands the outcome over.
+    const view = await (await getRuntime()).handles.get(taskId, { delivering: method === 'tasks/get' });
     if (!view) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${method}: no task has the id "${taskId}"`);
     return view;
   };

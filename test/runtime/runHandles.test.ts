@@ -115,8 +115,14 @@ describe('run handles', () => {
     const threadId = structured(await client.callTool({ name: 'forgetful', arguments: { message: 'one' } })).thread_id;
     const outcome = (text: string): RunResult => ({ threadId, prompt: 'forgetful', text, toolCalls: [], steps: 1, turns: 1 });
     const { handles } = agentport.runtime;
+    // Asked how it stands without its outcome being handed over (tasks/cancel does that), a task stays in run_wait's queue.
+    const kept = await handles.detach(threadId, Promise.resolve(outcome('kept answer')), () => {}, { withId: true });
+    await expect.poll(async () => (await handles.get(kept.id!))?.status).toBe('completed');
+    const first = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 1 } });
+    expect(textOf(first)).toBe('kept answer');
+    // Read by its id as tasks/get reads it: handed over.
     const task = await handles.detach(threadId, Promise.resolve(outcome('task answer')), () => {}, { withId: true });
-    await expect.poll(async () => (await handles.get(task.id!))?.status).toBe('completed');
+    await expect.poll(async () => (await handles.get(task.id!, { delivering: true }))?.status).toBe('completed');
     let finish: (result: RunResult) => void = () => {};
     await handles.detach(threadId, new Promise<RunResult>((resolve) => (finish = resolve)), () => {});
     const waiting = await client.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 0.05 } });

@@ -128,13 +128,15 @@ export class RunHandles {
     };
   }
 
-  /** Where the run with this id stands: live in this process, else its stored record. */
-  async get(id: string): Promise<RunView | undefined> {
+  /**
+   * Where the run with this id stands: live in this process, else its stored record. `delivering`: the
+   * answer gives the outcome to the caller (tasks/get), so run_wait on the thread goes on to the runs after it.
+   */
+  async get(id: string, options: { delivering?: boolean } = {}): Promise<RunView | undefined> {
     const handle = this.byId.get(id);
     if (handle && !this.visible(handle)) return undefined;
     if (handle) {
-      // Its outcome is read by its id (a task's result): run_wait on the thread goes on to the runs after it.
-      if (handle.settled) handle.delivered = true;
+      if (handle.settled && options.delivering) handle.delivered = true;
       return this.view(handle);
     }
     const threadId = threadOfId(id);
