@@ -410,10 +410,11 @@ export class FileStore implements Store {
     }
     this.givenKey = options.secretKey;
     const within = options.fsyncWithinMs ?? DEFAULT_FSYNC_WITHIN_MS;
-    if (!Number.isInteger(within) || within < 0) {
+    if (!Number.isInteger(within) || within < 0 || within > 2 ** 31 - 1) {
+      // Beyond 2^31 - 1 ms, a timer fires after 1 ms.
       throw new AgentportError(
         'INVALID_ARGUMENTS',
-        `FileStore fsyncWithinMs must be a whole number of milliseconds, 0 or more, got ${within}`,
+        `FileStore fsyncWithinMs must be a whole number of milliseconds from 0 to 2147483647, got ${within}`,
       );
     }
     this.fsyncWithinMs = within;

@@ -26,13 +26,19 @@ export function parseStoreKind(value: string, source: string): StoreKind {
   throw new AgentportError('INVALID_ARGUMENTS', `${source} must be one of ${STORE_KINDS.join(', ')}, got "${value}"`);
 }
 
+/** The longest delay a timer takes (beyond, Node fires it after 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Milliseconds from a variable of the environment: a whole number, 0 or more; undefined when unset. */
 function millisecondsFrom(env: NodeJS.ProcessEnv, name: string, zeroMeans: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) {
-    throw new AgentportError('INVALID_ARGUMENTS', `${name} must be a whole number of milliseconds (0 ${zeroMeans}), got "${raw}"`);
+  if (!Number.isInteger(value) || value < 0 || value > MAX_TIMER_MS) {
+    throw new AgentportError(
+      'INVALID_ARGUMENTS',
+      `${name} must be a whole number of milliseconds up to ${MAX_TIMER_MS} (0 ${zeroMeans}), got "${raw}"`,
+    );
   }
   return value;
 }

@@ -113,12 +113,16 @@ describe('FileStore group commit', () => {
     await late.close();
     expect(synced.length).toBeGreaterThan(0);
     expect(() => new FileStore({ dir, fsyncWithinMs: -1 })).toThrow('fsyncWithinMs must be a whole number of milliseconds');
+    expect(() => new FileStore({ dir, fsyncWithinMs: 2 ** 31 })).toThrow('fsyncWithinMs must be a whole number of milliseconds');
   });
 
   it('takes the bound from AGENTPORT_FSYNC_WITHIN_MS, refusing what is not a whole number, and says other stores ignore it', async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'agentport-sync-'));
     await expect(openStore({ kind: 'file', dataDir: dir }, { AGENTPORT_FSYNC_WITHIN_MS: 'soon' })).rejects.toThrow(
-      'AGENTPORT_FSYNC_WITHIN_MS must be a whole number of milliseconds (0 for as soon as the server is free), got "soon"',
+      'AGENTPORT_FSYNC_WITHIN_MS must be a whole number of milliseconds up to 2147483647 (0 for as soon as the server is free), got "soon"',
+    );
+    await expect(openStore({ kind: 'file', dataDir: dir }, { AGENTPORT_FSYNC_WITHIN_MS: '3000000000' })).rejects.toThrow(
+      'got "3000000000"',
     );
     const synced: number[] = [];
     groupCommit.fsync = ((fd: number, done: (error: NodeJS.ErrnoException | null) => void) => {
