@@ -9,7 +9,7 @@ import { LoadFailures } from './failures.js';
 import { iconProblem } from './icons.js';
 import { resolveIncludes } from './includes.js';
 import type { Entry, LoadedPrompt, Registry } from './types.js';
-import type { PromptDefinition } from '../definitions/types.js';
+import type { PromptDefinition, ToolReference } from '../definitions/types.js';
 import { checkUpstreamReference, isUpstreamName } from '../upstream/references.js';
 
 /** The argument every exposed tool takes to continue a conversation. */
@@ -75,10 +75,18 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
       });
     }
     const listedAt = new Map<string, number>();
+    const upstreamAt = new Map<string, number[]>();
     def.tools?.forEach((ref, i) => {
       const name = typeof ref === 'string' ? ref : ref.name;
-      // Several entries of one upstream server are merged (upstream/references.ts): only other names count.
+      // Several entries of one upstream server are merged (upstream/references.ts), unless merging would drop what one says.
       const first = isUpstreamName(name) ? undefined : listedAt.get(name);
+      const earlier = isUpstreamName(name) ? (upstreamAt.get(name) ?? []) : [];
+      const clash = earlier.map((at) => upstreamClash(def.tools!, at, i)).find((why) => why !== undefined);
+      if (clash) {
+        error(prompt, `tools[${i}]`, clash);
+        return;
+      }
+      if (isUpstreamName(name)) upstreamAt.set(name, [...earlier, i]);
       if (first !== undefined) {
         // A model sees one tool per name: the second entry (its options, say) would be dropped without a word.
         error(prompt, `tools[${i}]`, `"${name}" is listed twice (tools[${first}] and tools[${i}]): list it once, with its options`);
@@ -219,6 +227,24 @@ function checkRejectedReferences(
       }
     }
   }
+}
+
+/**
+ * Why two entries of one `mcp:` name cannot be merged: the tools they offer add up, so an `exclude` would be
+ * undone by the other entry, and one timeout would silently win over the other.
+ */
+function upstreamClash(tools: readonly ToolReference[], earlier: number, later: number): string | undefined {
+  const options = (ref: ToolReference) => (typeof ref === 'string' ? {} : (ref as { exclude?: unknown; timeoutMs?: unknown }));
+  const [a, b] = [options(tools[earlier]!), options(tools[later]!)];
+  const name = typeof tools[later] === 'string' ? tools[later] : tools[later]!.name;
+  const twice = `"${name}" is listed twice (tools[${earlier}] and tools[${later}])`;
+  if (a.exclude !== undefined || b.exclude !== undefined) {
+    return `${twice} and one has exclude: the other offers the excluded tools again; list it once, with its exclude`;
+  }
+  if (a.timeoutMs !== undefined && b.timeoutMs !== undefined && a.timeoutMs !== b.timeoutMs) {
+    return `${twice} with different timeoutMs (${JSON.stringify(a.timeoutMs)} and ${JSON.stringify(b.timeoutMs)}): give one`;
+  }
+  return undefined;
 }
 
 function allCallables(draft: Draft): string[] {

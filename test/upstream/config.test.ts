@@ -202,6 +202,22 @@ describe('mcp: references', () => {
     expect(text.filter((t) => t.includes(' ok '))).toEqual([]);
   });
 
+  it('[UP-2] refuses entries of one server that cannot be merged: an exclude the other entry undoes, two timeouts', async () => {
+    const dir = upstreamAgents({
+      mcp: { mcpServers: { gh: { command: 'node', args: ['x.js'] } } },
+      prompts: {
+        undone: `toolDescription: 'u', prompt: 'p', tools: ['mcp:gh', { name: 'mcp:gh', exclude: ['delete_repo'] }]`,
+        timed: `toolDescription: 't', prompt: 'p', tools: [{ name: 'mcp:gh', timeoutMs: 1000 }, 'mcp:gh/x', { name: 'mcp:gh', timeoutMs: 2000 }]`,
+        merged: `toolDescription: 'm', prompt: 'p', tools: ['mcp:gh', { name: 'mcp:gh', tools: ['a'], timeoutMs: 5000 }, { name: 'mcp:gh/b', alwaysLoad: true }]`,
+      },
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    expect(issues.filter((i) => i.severity === 'error').map((i) => `${i.definition} ${i.field}: ${i.message}`)).toEqual([
+      'timed tools[2]: "mcp:gh" is listed twice (tools[0] and tools[2]) with different timeoutMs (1000 and 2000): give one',
+      'undone tools[1]: "mcp:gh" is listed twice (tools[0] and tools[1]) and one has exclude: the other offers the excluded tools again; list it once, with its exclude',
+    ]);
+  });
+
   it('[UP-1] a prompt naming a server that no mcp.json declares is a load error', async () => {
     const dir = upstreamAgents({ mcp: '{"mcpServers": {}}', prompts: { lonely: `toolDescription: 't', prompt: 'p', tools: ['mcp:gh']` } });
     const errors = async () => (await loadRegistry({ agentsDir: dir })).issues.filter((i) => i.severity === 'error').map((i) => i.message);
