@@ -36,6 +36,17 @@ export default definePrompt({
   }),
 });
 `,
+  'prompts/strict.ts': `import { definePrompt } from 'agentport';
+import { z } from 'zod';
+export default definePrompt({
+  name: 'strict',
+  toolDescription: 'Strict arguments.',
+  prompt: 'Answer.',
+  model: 'm',
+  exposeAsTool: true,
+  requiredSchema: z.strictObject({ title: z.string(), inner: z.object({ a: z.string() }).strict().optional() }),
+});
+`,
   'prompts/needs.ts': `import { definePrompt } from 'agentport';
 export default definePrompt({
   name: 'needs',
@@ -89,6 +100,14 @@ describe('arguments the schema does not declare', () => {
     expect(inArray.data?.fields).toEqual(['items[1].qty']);
     const inUnion = await refused(client, 'typed', { title: 't', target: { url: 'u', port: 1 } });
     expect(inUnion.data?.fields).toEqual(['target.port']);
+  });
+
+  it('[MC-5] says each undeclared key of a strict object once', async () => {
+    const error = await refused(client, 'strict', { title: 't', extra: 1, inner: { a: 'x', b: 2 } });
+    expect(error.data?.fields).toEqual(['extra', 'inner.b']);
+    expect(error.message).toBe('invalid arguments for "strict": no argument "extra", "inner.b" is declared');
+    const mixed = await refused(client, 'strict', { title: 4, extra: 1 });
+    expect(mixed.data?.fields).toEqual(['title', 'extra']);
   });
 
   it('[MC-5] reports wrong types and undeclared keys together', async () => {

@@ -27,12 +27,19 @@ export function prepareInput(prompt: PromptDefinition, raw: Record<string, unkno
   // zod drops keys it does not know; the published schema refuses them, and so does the call.
   const unknown = unknownKeys(schema, args);
   if (!parsed.success || unknown.length > 0) {
+    // A strict object's extra keys are zod's issue too: said once, as undeclared arguments.
+    const listed = new Set(unknown);
+    const issues = parsed.success
+      ? []
+      : parsed.error.issues.filter(
+          (issue) => !(issue.code === 'unrecognized_keys' && issue.keys.every((key) => listed.has(fieldPath([...issue.path, key])))),
+        );
     const problems = [
-      ...(parsed.success ? [] : [describeZodIssues(parsed.error.issues)]),
+      ...(issues.length > 0 ? [describeZodIssues(issues)] : []),
       ...(unknown.length > 0 ? [`no argument ${quoteKeys(unknown)} is declared`] : []),
     ];
     throw new AgentportError('INVALID_ARGUMENTS', `invalid arguments for "${prompt.name}": ${problems.join('; ')}`, {
-      fields: [...(parsed.success ? [] : parsed.error.issues.map((issue) => fieldPath(issue.path))), ...unknown],
+      fields: [...issues.map((issue) => fieldPath(issue.path)), ...unknown],
     });
   }
   const value = parsed.data as Record<string, unknown>;
