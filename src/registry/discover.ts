@@ -48,8 +48,15 @@ async function walk(dir: string): Promise<string[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
+  // Dot-folders (`.wip/`, `.git/`) are skipped like dotfiles: what serve --watch ignores is not loaded either.
   return entries
     .filter((entry) => entry.isFile() && !entry.name.startsWith('.'))
     .map((entry) => path.join(entry.parentPath, entry.name))
-    .filter((file) => !file.split(path.sep).includes('node_modules'));
+    .filter(
+      (file) =>
+        !path
+          .relative(dir, file)
+          .split(path.sep)
+          .some((part) => part === 'node_modules' || part.startsWith('.')),
+    );
 }

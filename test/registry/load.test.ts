@@ -31,6 +31,22 @@ function agentsFolder(files: Record<string, string>): string {
 
 const MODEL = `import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x' });\n`;
 
+describe('what the folder holds that is not loaded', () => {
+  it('skips dotfiles, dot-folders and node_modules, as serve --watch ignores them', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'prompts/p.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'p', toolDescription: 'd', model: 'm', prompt: 'x' });\n`,
+      'prompts/.wip/draft.ts': 'this is not TypeScript (',
+      'prompts/.draft.ts': 'nor this (',
+      '.scratch/loose.prompty': '---\nbroken: [\n---\n',
+      'prompts/node_modules/dep/index.ts': 'nor this (',
+    });
+    const { registry, issues } = await loadRegistry({ agentsDir: dir });
+    expect(issues.filter((i) => i.severity === 'error')).toEqual([]);
+    expect([...registry.prompts.keys()]).toEqual(['p']);
+  });
+});
+
 describe('loading the example agents', () => {
   it('loads every definition with no errors', async () => {
     const { registry, issues } = await loadRegistry({ agentsDir: EXAMPLE_AGENTS });

@@ -24,6 +24,8 @@ describe('[ST-5] the start-up cache key (stampFolder)', () => {
     await write('prompts/.draft.ts', 'no');
     await write('node_modules/pkg/index.js', 'no');
     await write('tools/node_modules/x.js', 'no');
+    await write('prompts/.wip/draft.ts', 'no');
+    await write('.git/HEAD', 'no');
     await symlink(path.join(dir, 'prompts', 'a.ts'), path.join(dir, 'linked.ts'));
     await symlink(path.join(dir, 'missing.ts'), path.join(dir, 'dangling.ts'));
     await symlink(path.join(dir, 'loop-b.ts'), path.join(dir, 'loop-a.ts'));

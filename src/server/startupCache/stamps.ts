@@ -11,7 +11,7 @@ import path from 'node:path';
 export type FileStamp = [file: string, size: number, mtimeMs: number];
 
 /**
- * Every file under `agentsDir` that discovery could read (not in node_modules, not a dot-file), sorted by path,
+ * Every file under `agentsDir` that discovery could read (not in node_modules or a dot-folder, not a dot-file), sorted by path,
  * leaving out `dataDir` when it lies inside (threads written there are no part of the definitions).
  */
 export function stampFolder(agentsDir: string, dataDir?: string): FileStamp[] {
@@ -34,7 +34,8 @@ export function stampFolder(agentsDir: string, dataDir?: string): FileStamp[] {
       const parts = parentPath === root ? [] : path.relative(root, parentPath).split(path.sep);
       // The rule of discover.ts: what it skips is not read by a load either.
       const inData = data !== undefined && (parentPath === data || parentPath.startsWith(data + path.sep));
-      folders.set(parentPath, parts.includes('node_modules') || inData ? undefined : parts);
+      const skipped = parts.some((part) => part === 'node_modules' || part.startsWith('.'));
+      folders.set(parentPath, skipped || inData ? undefined : parts);
     }
     return folders.get(parentPath);
   };
