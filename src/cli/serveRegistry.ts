@@ -41,7 +41,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   const transpileCache = path.join(cacheDirOf(options), TRANSPILE_CACHE_FOLDER);
   const cacheFile = startupCachePath(dataDir);
   // Stamped before loading: a file changed during the load makes the saved cache stale, never wrong.
-  const stamps = stampFolder(agentsDir, dataDir);
+  const stamps = stampFolder(agentsDir, [dataDir]);
   const upstreamFile = displayPath(path.join(agentsDir, UPSTREAM_CONFIG_FILE));
 
   const cached = readStartupCache(cacheFile, agentsDir, stamps);

@@ -51,7 +51,6 @@ export function unknownKeys(schema: z.ZodType, value: unknown): string[] {
 
 /** Field types whose values hold no keys of their own to check. */
 const LEAVES: ReadonlySet<string> = new Set(['string', 'number', 'int', 'boolean', 'literal', 'enum', 'template_literal', 'null']);
-const WRAPPERS: ReadonlySet<string> = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional']);
 
 /**
  * The keys of a closed object schema whose fields are all scalars (most prompts' arguments), worked out once per
@@ -62,15 +61,10 @@ function flatKeysOf(schema: z.ZodType): ReadonlySet<string> | undefined {
   if (flatKeys.has(schema)) return flatKeys.get(schema);
   const def = defOf(schema);
   let keys: ReadonlySet<string> | undefined;
+  const isLeaf = (field: unknown) => LEAVES.has(unwrappedType(field) ?? '');
   if (def?.type === 'object' && def.shape && !isOpen(def) && Object.values(def.shape).every(isLeaf)) keys = new Set(Object.keys(def.shape));
   flatKeys.set(schema, keys);
   return keys;
-}
-
-function isLeaf(field: unknown): boolean {
-  let def = defOf(field);
-  for (let hops = 0; def !== undefined && WRAPPERS.has(def.type ?? '') && hops < MAX_DEPTH; hops++) def = defOf(def.innerType);
-  return def !== undefined && LEAVES.has(def.type ?? '');
 }
 
 function collect(schema: unknown, value: unknown, path: string, found: string[], depth: number): void {

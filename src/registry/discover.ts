@@ -40,6 +40,14 @@ export async function discoverDefinitionFiles(agentsDir: string): Promise<Discov
   return found.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
 }
 
+/**
+ * Whether a folder or file name under the agents folder is left out of every read of it (discovery, the
+ * start-up cache key, serve --watch): node_modules, and dot-folders and dotfiles (`.wip/`, `.git/`).
+ */
+export function isSkippedName(name: string): boolean {
+  return name === 'node_modules' || name.startsWith('.');
+}
+
 async function walk(dir: string): Promise<string[]> {
   let entries;
   try {
@@ -48,15 +56,20 @@ async function walk(dir: string): Promise<string[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  // Dot-folders (`.wip/`, `.git/`) are skipped like dotfiles: what serve --watch ignores is not loaded either.
+  // Folders are judged once each (a big folder's 10,000 files sit in a few); their paths start with `dir`.
+  const skippedFolders = new Map<string, boolean>();
+  const inSkippedFolder = (folder: string): boolean => {
+    let skipped = skippedFolders.get(folder);
+    if (skipped === undefined) {
+      skipped = folder
+        .slice(dir.length)
+        .split(path.sep)
+        .some((part) => part !== '' && isSkippedName(part));
+      skippedFolders.set(folder, skipped);
+    }
+    return skipped;
+  };
   return entries
-    .filter((entry) => entry.isFile() && !entry.name.startsWith('.'))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .filter(
-      (file) =>
-        !path
-          .relative(dir, file)
-          .split(path.sep)
-          .some((part) => part === 'node_modules' || part.startsWith('.')),
-    );
+    .filter((entry) => entry.isFile() && !isSkippedName(entry.name) && !inSkippedFolder(entry.parentPath))
+    .map((entry) => path.join(entry.parentPath, entry.name));
 }

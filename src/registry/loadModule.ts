@@ -133,6 +133,8 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
 class MissingExportError extends Error {
   constructor(
     message: string,
+    /** The name imported that is not exported. */
+    readonly exportName: string,
     readonly file: string,
     readonly line: number,
     readonly column: number,
@@ -152,10 +154,9 @@ const NAMED_IMPORT = /\bimport\s+(type\s+)?(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\
 function explainedBy(missing: MissingExportError | undefined, error: unknown): unknown {
   if (!missing) return error;
   const message = error instanceof Error ? error.message : String(error);
-  const name = /^"([^"]+)"/.exec(missing.message)?.[1] ?? '';
-  const escaped = name.replace(/[$]/g, '\\$');
+  const escaped = missing.exportName.replace(/[$]/g, '\\$');
   // The name as a whole identifier: `Tool` is not named by "./ToolHelpers.js".
-  if (name !== '' && new RegExp(`(^|[^\\w$])${escaped}($|[^\\w$])`).test(message)) return missing;
+  if (new RegExp(`(^|[^\\w$])${escaped}($|[^\\w$])`).test(message)) return missing;
   // Calling or reading from the undefined import (sucrase turns `f()` into `_m.f.call(...)`); a type is never used so.
   let used: boolean;
   try {
@@ -192,7 +193,7 @@ function missingExportIn(file: string, modules: Record<string, unknown>): Missin
       const line = before.split('\n').length;
       const column = at - before.lastIndexOf('\n');
       const exported = Object.keys(module);
-      return new MissingExportError(`"${name}" is not exported by ${specifier}${suggestName(name, exported)}`, file, line, column);
+      return new MissingExportError(`"${name}" is not exported by ${specifier}${suggestName(name, exported)}`, name, file, line, column);
     }
   }
   return undefined;

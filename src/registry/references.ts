@@ -79,14 +79,15 @@ export function checkReferences(draft: Draft, issues: LoadIssue[], failures: Loa
     def.tools?.forEach((ref, i) => {
       const name = typeof ref === 'string' ? ref : ref.name;
       // Several entries of one upstream server are merged (upstream/references.ts), unless merging would drop what one says.
-      const first = isUpstreamName(name) ? undefined : listedAt.get(name);
-      const earlier = isUpstreamName(name) ? (upstreamAt.get(name) ?? []) : [];
+      const upstream = isUpstreamName(name);
+      const earlier = upstream ? (upstreamAt.get(name) ?? []) : [];
       const clash = earlier.map((at) => upstreamClash(def.tools!, at, i)).find((why) => why !== undefined);
       if (clash) {
         error(prompt, `tools[${i}]`, clash);
         return;
       }
-      if (isUpstreamName(name)) upstreamAt.set(name, [...earlier, i]);
+      if (upstream) upstreamAt.set(name, [...earlier, i]);
+      const first = upstream ? undefined : listedAt.get(name);
       if (first !== undefined) {
         // A model sees one tool per name: the second entry (its options, say) would be dropped without a word.
         error(prompt, `tools[${i}]`, `"${name}" is listed twice (tools[${first}] and tools[${i}]): list it once, with its options`);

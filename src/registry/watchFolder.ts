@@ -8,6 +8,7 @@
  */
 import path from 'node:path';
 import { stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
+import { isSkippedName } from './discover.js';
 
 const DEFAULT_DEBOUNCE_MS = 150;
 
@@ -44,7 +45,7 @@ export async function watchFolder(
   const ignored = (file: string): boolean => {
     const relative = path.relative(root, file);
     if (!relative || relative.startsWith('..')) return false;
-    if (relative.split(path.sep).some((part) => part === 'node_modules' || part.startsWith('.'))) return true;
+    if (relative.split(path.sep).some(isSkippedName)) return true;
     return ignoredFolders.some((folder) => file === folder || file.startsWith(folder + path.sep));
   };
   const watcher = watch(root, { ignoreInitial: true, ignored });
@@ -63,7 +64,7 @@ export async function watchFolder(
   watcher.on('error', (error) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   if (options.baseline !== undefined) {
-    const missed = changedSince(root, options.baseline, ignored);
+    const missed = changedSince(root, options.baseline, ignoredFolders, ignored);
     if (missed.length > 0 && changed.size === 0 && timer === undefined) onChange(missed);
   }
   return {
@@ -79,11 +80,16 @@ export async function watchFolder(
  * Compared stamp to stamp, not against a clock, so a file dated in the future or a busy data folder inside
  * the agents folder does not count as an edit.
  */
-function changedSince(root: string, baseline: readonly FileStamp[], ignored: (file: string) => boolean): string[] {
+function changedSince(
+  root: string,
+  baseline: readonly FileStamp[],
+  ignoredFolders: readonly string[],
+  ignored: (file: string) => boolean,
+): string[] {
   const stamp = (entry: FileStamp): string => `${entry[1]}:${entry[2]}`;
   const before = new Map(baseline.map((entry) => [entry[0], stamp(entry)]));
   const found: string[] = [];
-  for (const entry of stampFolder(root)) {
+  for (const entry of stampFolder(root, ignoredFolders)) {
     if (before.get(entry[0]) !== stamp(entry)) found.push(path.join(root, entry[0]));
     before.delete(entry[0]);
   }

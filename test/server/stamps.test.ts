@@ -61,11 +61,11 @@ describe('[ST-5] the start-up cache key (stampFolder)', () => {
     await write('prompts/a.ts', 'a');
     await write('data/threads/t1/messages.jsonl', '{}');
     await write('database/notes.md', 'kept');
-    expect(stampFolder(dir, path.join(dir, 'data')).map(([file]) => file)).toEqual(['database/notes.md', 'prompts/a.ts']);
+    expect(stampFolder(dir, [path.join(dir, 'data')]).map(([file]) => file)).toEqual(['database/notes.md', 'prompts/a.ts']);
     expect(stampFolder(dir).map(([file]) => file)).toContain('data/threads/t1/messages.jsonl');
     // A data folder that holds the agents folder (or is it) leaves nothing out.
-    expect(stampFolder(dir, path.dirname(dir)).length).toBe(3);
-    expect(stampFolder(dir, dir).length).toBe(3);
+    expect(stampFolder(dir, [path.dirname(dir)]).length).toBe(3);
+    expect(stampFolder(dir, [dir]).length).toBe(3);
   });
 
   it('is empty for a folder that does not exist', () => {

@@ -6,20 +6,20 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { isSkippedName } from '../../registry/discover.js';
 
 /** A file's path relative to the agents folder (with `/`), its size in bytes and its mtime in ms. */
 export type FileStamp = [file: string, size: number, mtimeMs: number];
 
 /**
- * Every file under `agentsDir` that discovery could read (not in node_modules or a dot-folder, not a dot-file), sorted by path,
- * leaving out `dataDir` when it lies inside (threads written there are no part of the definitions).
+ * Every file under `agentsDir` that discovery could read (discover.ts `isSkippedName`), sorted by path, leaving
+ * out the `excluded` folders that lie inside it (a data folder: threads written there are no part of the
+ * definitions; one that holds the agents folder, or is it, leaves nothing out).
  */
-export function stampFolder(agentsDir: string, dataDir?: string): FileStamp[] {
+export function stampFolder(agentsDir: string, excluded: readonly string[] = []): FileStamp[] {
   const stamps: FileStamp[] = [];
   const root = path.resolve(agentsDir);
-  // Only a data folder inside the agents folder: one that holds it (or is it) would leave nothing to stamp.
-  const resolvedData = dataDir === undefined ? undefined : path.resolve(dataDir);
-  const data = resolvedData?.startsWith(root + path.sep) ? resolvedData : undefined;
+  const inside = excluded.map((folder) => path.resolve(folder)).filter((folder) => folder.startsWith(root + path.sep));
   let entries;
   try {
     entries = readdirSync(root, { withFileTypes: true, recursive: true });
@@ -33,17 +33,16 @@ export function stampFolder(agentsDir: string, dataDir?: string): FileStamp[] {
     if (!folders.has(parentPath)) {
       const parts = parentPath === root ? [] : path.relative(root, parentPath).split(path.sep);
       // The rule of discover.ts: what it skips is not read by a load either.
-      const inData = data !== undefined && (parentPath === data || parentPath.startsWith(data + path.sep));
-      const skipped = parts.some((part) => part === 'node_modules' || part.startsWith('.'));
-      folders.set(parentPath, skipped || inData ? undefined : parts);
+      const left = inside.some((folder) => parentPath === folder || parentPath.startsWith(folder + path.sep));
+      folders.set(parentPath, left || parts.some(isSkippedName) ? undefined : parts);
     }
     return folders.get(parentPath);
   };
   for (const entry of entries) {
     if (!entry.isFile() && !entry.isSymbolicLink()) continue;
-    if (entry.name.startsWith('.')) continue;
+    if (isSkippedName(entry.name)) continue;
     const parts = folderParts(entry.parentPath);
-    if (parts === undefined || entry.name === 'node_modules') continue;
+    if (parts === undefined) continue;
     try {
       // Undefined when gone since the listing (or a dangling link): not part of the folder.
       const stat = statSync(`${entry.parentPath}${path.sep}${entry.name}`, { throwIfNoEntry: false });
