@@ -2,9 +2,9 @@
  * Finds definition files under the agents folder. Each kind lives in its own
  * sub-folder; `.prompty` files are prompts wherever they are.
  */
-import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { DefinitionKind } from '../definitions/brand.js';
+import { walkFolder } from './folderWalk.js';
 
 export const KIND_FOLDERS: Record<string, DefinitionKind> = {
   models: 'model',
@@ -40,36 +40,7 @@ export async function discoverDefinitionFiles(agentsDir: string): Promise<Discov
   return found.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
 }
 
-/**
- * Whether a folder or file name under the agents folder is left out of every read of it (discovery, the
- * start-up cache key, serve --watch): node_modules, and dot-folders and dotfiles (`.wip/`, `.git/`).
- */
-export function isSkippedName(name: string): boolean {
-  return name === 'node_modules' || name.startsWith('.');
-}
-
+/** The files (not links) under `dir` that discovery reads. */
 async function walk(dir: string): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  // Folders are judged once each (a big folder's 10,000 files sit in a few); their paths start with `dir`.
-  const skippedFolders = new Map<string, boolean>();
-  const inSkippedFolder = (folder: string): boolean => {
-    let skipped = skippedFolders.get(folder);
-    if (skipped === undefined) {
-      skipped = folder
-        .slice(dir.length)
-        .split(path.sep)
-        .some((part) => part !== '' && isSkippedName(part));
-      skippedFolders.set(folder, skipped);
-    }
-    return skipped;
-  };
-  return entries
-    .filter((entry) => entry.isFile() && !isSkippedName(entry.name) && !inSkippedFolder(entry.parentPath))
-    .map((entry) => path.join(entry.parentPath, entry.name));
+  return (await walkFolder(dir)).filter((entry) => !entry.link).map((entry) => path.join(entry.parentPath, entry.name));
 }

@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
-import { isSkippedName } from './discover.js';
+import { isSkippedName } from './folderWalk.js';
 
 const DEFAULT_DEBOUNCE_MS = 150;
 

@@ -4,49 +4,47 @@
  * icons) with its size and modification time. Any difference, a file added or
  * removed included, makes the cache stale.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
-import { isSkippedName } from '../../registry/discover.js';
+import { walkFolderSync } from '../../registry/folderWalk.js';
 
 /** A file's path relative to the agents folder (with `/`), its size in bytes and its mtime in ms. */
 export type FileStamp = [file: string, size: number, mtimeMs: number];
 
 /**
- * Every file under `agentsDir` that discovery could read (discover.ts `isSkippedName`), sorted by path, leaving
+ * Every file under `agentsDir` that discovery could read (registry/folderWalk.ts), sorted by path, leaving
  * out the `excluded` folders that lie inside it (a data folder: threads written there are no part of the
  * definitions; one that holds the agents folder, or is it, leaves nothing out).
  */
 export function stampFolder(agentsDir: string, excluded: readonly string[] = []): FileStamp[] {
   const stamps: FileStamp[] = [];
   const root = path.resolve(agentsDir);
-  const inside = excluded.map((folder) => path.resolve(folder)).filter((folder) => folder.startsWith(root + path.sep));
   let entries;
   try {
-    entries = readdirSync(root, { withFileTypes: true, recursive: true });
+    // A data folder holding the agents folder (or equal to it) is no folder inside it: nothing is left out then.
+    entries = walkFolderSync(
+      root,
+      excluded.filter((folder) => path.resolve(folder).startsWith(root + path.sep)),
+    );
   } catch {
     return stamps;
   }
   // Folders' paths relative to the root, worked out once per folder rather than once per file (10,000 files of
   // a big folder sit in a few folders, and path.relative resolves both its paths every time).
-  const folders = new Map<string, string[] | undefined>();
-  const folderParts = (parentPath: string): string[] | undefined => {
-    if (!folders.has(parentPath)) {
-      const parts = parentPath === root ? [] : path.relative(root, parentPath).split(path.sep);
-      // The rule of discover.ts: what it skips is not read by a load either.
-      const left = inside.some((folder) => parentPath === folder || parentPath.startsWith(folder + path.sep));
-      folders.set(parentPath, left || parts.some(isSkippedName) ? undefined : parts);
+  const folders = new Map<string, string>();
+  const prefixOf = (parentPath: string): string => {
+    let prefix = folders.get(parentPath);
+    if (prefix === undefined) {
+      prefix = parentPath === root ? '' : `${path.relative(root, parentPath).split(path.sep).join('/')}/`;
+      folders.set(parentPath, prefix);
     }
-    return folders.get(parentPath);
+    return prefix;
   };
   for (const entry of entries) {
-    if (!entry.isFile() && !entry.isSymbolicLink()) continue;
-    if (isSkippedName(entry.name)) continue;
-    const parts = folderParts(entry.parentPath);
-    if (parts === undefined) continue;
     try {
       // Undefined when gone since the listing (or a dangling link): not part of the folder.
       const stat = statSync(`${entry.parentPath}${path.sep}${entry.name}`, { throwIfNoEntry: false });
-      if (stat?.isFile()) stamps.push([parts.length ? `${parts.join('/')}/${entry.name}` : entry.name, stat.size, stat.mtimeMs]);
+      if (stat?.isFile()) stamps.push([`${prefixOf(entry.parentPath)}${entry.name}`, stat.size, stat.mtimeMs]);
     } catch {
       // A link that cannot be followed (a loop, say): not part of the folder either.
     }
