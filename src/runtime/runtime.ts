@@ -157,11 +157,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runPrompt = (request: RunRequest): Promise<RunResult> => {
     const current = services;
     const call = runPromptOn(current, request);
-    const pending = callsOn.get(current) ?? new Set();
-    callsOn.set(current, pending);
-    const settled = call.catch(() => {});
-    pending.add(settled);
-    void settled.finally(() => pending.delete(settled));
+    let pending = callsOn.get(current);
+    if (!pending) callsOn.set(current, (pending = new Set()));
+    keepWhilePending(pending, call);
     return call;
   };
 
@@ -311,9 +309,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (shared.stopping.signal.aborted)
         return Promise.reject(new AgentportError('INTERRUPTED', 'the server is stopping: call again once it has restarted'));
       const call = runPromptQueued(request);
-      const settled = call.catch(() => {});
-      calls.add(settled);
-      void settled.finally(() => calls.delete(settled));
+      keepWhilePending(calls, call);
       return call;
     },
   };
@@ -376,6 +372,13 @@ async function continuedThread(
 
 function noRequest(threadId: string, requestId: string): AgentportError {
   return new AgentportError('INVALID_ARGUMENTS', `no pending subagent request ${requestId} on thread ${threadId}`);
+}
+
+/** Keeps `call` in `pending` until it settles (waited for with Promise.allSettled, so its failure is its caller's). */
+function keepWhilePending(pending: Set<Promise<unknown>>, call: Promise<unknown>): void {
+  pending.add(call);
+  const drop = () => void pending.delete(call);
+  call.then(drop, drop);
 }
 
 /** Runs `work` after every earlier piece of work queued under the same key has settled. */

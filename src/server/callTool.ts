@@ -142,18 +142,15 @@ export async function callExposedTool(
 }
 
 /** Whether `done` is still pending after `ms` (it keeps going either way). */
-async function outlives(done: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const budget = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), timerDelay(ms))));
-  const finished = done.then(
-    () => false as const,
-    () => false as const,
-  );
-  try {
-    return await Promise.race([budget, finished]);
-  } finally {
-    clearTimeout(timer);
-  }
+function outlives(done: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(true), timerDelay(ms));
+    const finished = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    done.then(finished, finished);
+  });
 }
 
 /** What a call returns at the call budget: not an error, and one plain instruction. */

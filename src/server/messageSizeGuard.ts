@@ -11,13 +11,14 @@ import { Readable } from 'node:stream';
 
 /** Bytes kept from each end of a dropped line, to find its id. */
 const EDGE = 4096;
+const EMPTY = Buffer.alloc(0);
 
 export class MessageSizeGuard extends Readable {
   private parts: Buffer[] = [];
   private size = 0;
   private dropping = false;
   private head = '';
-  private tail = Buffer.alloc(0);
+  private tail = EMPTY;
 
   constructor(
     private readonly limitBytes: number,
@@ -87,12 +88,13 @@ export class MessageSizeGuard extends Readable {
 
   private endLine(): void {
     if (this.dropping) this.onDropped({ id: topLevelId(this.head) ?? trailingId(this.tail.toString('utf8')), bytes: this.size });
-    else if (this.parts.length && !this.push(Buffer.concat(this.parts))) this.source?.pause();
+    else if (this.parts.length && !this.push(this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts))) this.source?.pause();
     this.parts = [];
     this.size = 0;
+    if (!this.dropping) return;
     this.dropping = false;
     this.head = '';
-    this.tail = Buffer.alloc(0);
+    this.tail = EMPTY;
   }
 }
 

@@ -177,6 +177,8 @@ export class ThreadResources {
 
   /** A message of the thread was stored: its transcript and messages changed. */
   private changed(store: Store, threadId: string): void {
+    // Every message a run stores passes here: with nobody subscribed (the usual case) it costs nothing.
+    if (!this.bus.listening && ![...this.watchers].some((watcher) => watcher.modern || watcher.uris.size > 0)) return;
     const uris = [threadUri(threadId), messagesUri(threadId)];
     for (const watcher of this.watchers) {
       for (const uri of uris) {
