@@ -18,11 +18,13 @@ type OpenAIClient = import('openai').OpenAI;
 
 export class OpenAICompatibleProvider implements ModelProvider {
   private client: Promise<OpenAIClient> | undefined;
+  /** The client once loaded: a call then starts without waiting a turn for it. */
+  private ready: OpenAIClient | undefined;
 
   constructor(private readonly options: OpenAIProviderOptions) {}
 
   async complete(request: ModelRequest, { signal }: { signal?: AbortSignal }): Promise<ModelResponse> {
-    const client = await this.getClient();
+    const client = this.ready ?? (await this.getClient());
     // The request is already in Chat Completions shape; the SDK's types are
     // stricter than what OpenAI-compatible servers accept, hence the cast.
     const body = { ...request, stream: false } as unknown as Parameters<OpenAIClient['chat']['completions']['create']>[0];
@@ -78,14 +80,14 @@ export class OpenAICompatibleProvider implements ModelProvider {
     // Loaded on the first model call: listing tools never pays for it.
     this.client ??= import('openai').then(
       ({ OpenAI }) =>
-        new OpenAI({
+        (this.ready = new OpenAI({
           apiKey: this.options.apiKey,
           ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
           ...(this.options.timeoutMs ? { timeout: this.options.timeoutMs } : {}),
           maxRetries: this.options.maxRetries ?? 0,
           // The client's default logger is console, which writes to stdout.
           logger: { error: logToStderr, warn: logToStderr, info: logToStderr, debug: logToStderr },
-        }),
+        })),
     );
     return this.client;
   }

@@ -167,7 +167,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const { prompt, agent } = resolveTarget(on.registry, request.target);
     const input = prepareInput(prompt.definition, request.args);
     const owner = request.owner ?? currentCaller();
-    const existing = await continuedThread(store, request.args.thread_id, request.target, owner);
+    const threadId = request.args.thread_id;
+    const existing = threadId === undefined ? undefined : await continuedThread(store, threadId, request.target, owner);
     // Without a signal of the caller's, the run's controller is one of its own.
     const given = request.controller ?? (request.signal ? undefined : new AbortController());
     const timed = withRunTimeout(given?.signal ?? request.signal!, options.runTimeoutMs);

@@ -17,7 +17,8 @@ export async function runSession(run: Run): Promise<SessionResult> {
   let key: 'a' | 'b' = run.firstSide;
   let turns = 0;
   try {
-    await startImmediateSubagents(run);
+    const starting = startImmediateSubagents(run);
+    if (starting) await starting;
     for (;;) {
       const side = run.sides[key] ?? run.sides.a;
       const end = await runTurn(run, side);

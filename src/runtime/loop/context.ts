@@ -23,15 +23,15 @@ export async function assembleContext(run: Run, side: Side, state: ThreadState, 
   const current = start < 0 ? [] : all.slice(start);
   let history = selectHistory(def, earlier, current);
   if (run.dual) history = sideView(history, side.key);
-  history = await side.hooks.transform('filter_messages', state, history);
+  if (side.hooks.has('filter_messages')) history = await side.hooks.transform('filter_messages', state, history);
   const threshold = def.recentImageThreshold ?? DEFAULT_RECENT_IMAGE_THRESHOLD;
-  history = await resolveImages(run.services.store, run.thread.id, history, threshold);
+  if (hasStoredImages(history, threshold)) history = await resolveImages(run.services.store, run.thread.id, history, threshold);
   let messages: ModelRequestMessage[] = [
     ...side.preamble,
     ...toWireMessages(history, { recentImageThreshold: threshold, includeReasoning: def.reasoning?.include === true }),
   ];
   if (insistOnTool) messages.push({ role: 'user', content: 'Answer by calling one of the available tools.' });
-  messages = await side.hooks.transform('prefilter_llm_history', state, messages);
+  if (side.hooks.has('prefilter_llm_history')) messages = await side.hooks.transform('prefilter_llm_history', state, messages);
   return run.redactor.deep(messages);
 }
 
@@ -52,13 +52,27 @@ export function withoutTools(message: StoredMessage): StoredMessage[] {
   return [message];
 }
 
+/** Whether a recent message has an image kept in the thread's files, which resolveImages loads. */
+function hasStoredImages(messages: readonly StoredMessage[], threshold: number): boolean {
+  for (let i = Math.max(0, messages.length - threshold); i < messages.length; i++) {
+    const message = messages[i]!;
+    if (Array.isArray(message.content) && message.content.some(isStoredImage)) return true;
+    if (message.role === 'tool' && message.attachments?.some((a) => a.mimeType.startsWith('image/'))) return true;
+  }
+  return false;
+}
+
+function isStoredImage(part: ContentPart): boolean {
+  return part.type === 'image' && Boolean(part.path) && !part.url;
+}
+
 /** Loads the image data of recent messages as data URLs (on copies; the store is untouched). */
 async function resolveImages(store: Store, threadId: string, messages: StoredMessage[], threshold: number): Promise<StoredMessage[]> {
   const first = Math.max(0, messages.length - threshold);
   const out = messages.slice();
   for (let i = first; i < messages.length; i++) {
     const message = messages[i]!;
-    if (Array.isArray(message.content) && message.content.some((p) => p.type === 'image' && p.path && !p.url)) {
+    if (Array.isArray(message.content) && message.content.some(isStoredImage)) {
       const content: ContentPart[] = [];
       for (const part of message.content) {
         if (part.type === 'image' && part.path && !part.url) {

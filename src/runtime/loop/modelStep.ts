@@ -25,7 +25,7 @@ export async function modelStep(
   const { services } = run;
   const prompt = side.prompt.definition;
   // Tools of upstream MCP servers join (connecting on first use) before the model is offered tools.
-  await joinUpstreamTools(run, side);
+  if (run.services.upstream && side.prompt.definition.tools?.length) await joinUpstreamTools(run, side);
   const messages = await assembleContext(run, side, state, options.insistOnTool);
   const { response, model } = await withHeartbeat(
     callModel(

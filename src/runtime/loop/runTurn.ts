@@ -27,7 +27,7 @@ export async function runTurn(run: Run, side: Side): Promise<TurnEnd> {
   let lastText: string | null = null;
 
   for (;;) {
-    const queuedEnd = stopAfterTools(run, await deliverQueued(run, side), lastText);
+    const queuedEnd = stopAfterTools(run, run.queue.length > 0 ? await deliverQueued(run, side) : [], lastText);
     if (queuedEnd) return queuedEnd;
     if (steps >= side.maxSteps) {
       throw new AgentportError('STEP_LIMIT', `${side.label} took ${side.maxSteps} steps in one turn without finishing it`, {

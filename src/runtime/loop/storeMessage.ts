@@ -10,12 +10,16 @@ export async function storeMessage(
   message: NewMessage,
   options?: AppendOptions,
 ): Promise<StoredMessage> {
-  const prepared = await side.hooks.transform('before_create_message', state, ownedBy(run, side.key, message), [], isNewMessage);
+  const owned = ownedBy(run, side.key, message);
+  // Checked here, not only inside the runner: every message of every run passes, and an await costs a turn.
+  const prepared = side.hooks.has('before_create_message')
+    ? await side.hooks.transform('before_create_message', state, owned, [], isNewMessage)
+    : owned;
   const stored = await run.services.store.appendMessage(run.thread.id, run.redactor.deep(prepared), options);
   // A message written now takes what waited with it.
   run.openingWaits = options?.withNextWrite === true;
   run.messages.push(stored);
-  await side.hooks.notify('after_create_message', state, stored);
+  if (side.hooks.has('after_create_message')) await side.hooks.notify('after_create_message', state, stored);
   return stored;
 }
 

@@ -39,12 +39,12 @@ async function execute(run: Run): Promise<SessionResult> {
     clearTimeout(mark);
     const status = run.execution.terminated ? 'completed' : result.error ? 'failed' : 'idle';
     // A run that stored nothing after its opening messages writes them now: its caller gets the thread's id.
-    await writeOpening(run);
+    if (run.openingWaits) await writeOpening(run);
     // Once marked, the final status is written whatever the cached record says (a meta write may have replaced it).
     if (marking) {
       await marking;
       await store.updateThread(run.thread.id, { status });
-    } else await recordStatus(store, run.thread, status);
+    } else if (run.thread.status !== status) await recordStatus(store, run.thread, status);
     if (run.thread.meta?.[INTERRUPTED_FROM_META] !== undefined) {
       // The interrupted turn has been taken up: it is not shown again.
       await run.services.patchThreadMeta(run.thread.id, ({ [INTERRUPTED_FROM_META]: _done, ...meta }) => meta).catch(() => {});
@@ -58,7 +58,7 @@ async function execute(run: Run): Promise<SessionResult> {
     throw run.redactor.error(error);
   } finally {
     clearTimeout(mark);
-    await (await locking)?.().catch(() => {});
+    if (locking) await (await locking)?.().catch(() => {});
     run.finished = true;
     if (activeRuns.get(run.thread.id) === run) activeRuns.delete(run.thread.id);
     handOverQueue(run, ended);

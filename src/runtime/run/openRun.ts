@@ -19,7 +19,7 @@ import { specsOf } from '../tools/toolset.js';
 import { withoutTools } from '../loop/context.js';
 import { Redactor } from '../variables/secrets.js';
 import { VariableScope, declarationsFor, declaredFromEnvironment, toolEnvDefaults } from '../variables/variables.js';
-import { attachToTurn, openTurn } from './openTurn.js';
+import { attachToTurn, openPlainTurn, openTurn } from './openTurn.js';
 import { INTERRUPTED_FROM_META, recordThrown } from './threadStatus.js';
 import { loadHistory, needsHistoryAtOpen } from './history.js';
 import { NO_USAGE } from '../../models/usage.js';
@@ -71,7 +71,7 @@ export async function openRun(services: Services, spec: RunSpec): Promise<Run> {
     });
   }
   const dual = agent?.definition.type === 'dual_ai' && agent.definition.sideB !== undefined;
-  const opened = await openTurn(prompt, spec.args, spec.userMessage);
+  const opened = prompt.prompty ? await openTurn(prompt, spec.args, spec.userMessage) : openPlainTurn(prompt, spec.userMessage);
   const promptB = dual ? services.registry.prompts.get(agent.definition.sideB!.prompt) : undefined;
   const openedB = promptB ? await openTurn(promptB, spec.args, spec.userMessage) : undefined;
   const loadedTools = loadedToolsOf(existing?.meta);
@@ -229,7 +229,7 @@ function refuseUndeclared(spec: RunSpec, sides: { a: Side; b?: Side }): void {
 async function startThread(run: Run, spec: RunSpec, rendered: NewMessage[], isNew: boolean): Promise<void> {
   const { services, thread, sides } = run;
   const state = threadState(run, sides.a);
-  if (isNew) {
+  if (isNew && sides.a.hooks.has('after_thread_created')) {
     await sides.a.hooks.notify('after_thread_created', state, {
       id: thread.id,
       prompt: thread.prompt,
@@ -238,7 +238,9 @@ async function startThread(run: Run, spec: RunSpec, rendered: NewMessage[], isNe
     });
   }
   if (spec.variables) await services.store.setVariables(thread.id, valuesToStore(spec.variables, run.scope));
-  for (const side of [sides.a, sides.b]) if (side) side.preamble = await systemMessageHooks(side, threadState(run, side));
+  for (const side of [sides.a, sides.b]) {
+    if (side?.hooks.has('after_system_message')) side.preamble = await systemMessageHooks(side, threadState(run, side));
+  }
 
   let turn = spec.opening ?? rendered;
   const interruption = interruptedSession(run);
@@ -336,7 +338,6 @@ function variableScope(services: Services, spec: RunSpec, sides: { a: Side; b?: 
 
 /** The after_system_message hooks may rewrite each system message of the preamble. */
 async function systemMessageHooks(side: Side, state: ThreadState): Promise<ModelRequestMessage[]> {
-  if (!side.hooks.has('after_system_message')) return side.preamble;
   const out: ModelRequestMessage[] = [];
   for (const message of side.preamble) {
     if (message.role === 'system' && typeof message.content === 'string') {

@@ -26,10 +26,8 @@ export interface OpenedTurn {
  *   `.prompty` prompt whose template renders no turn)
  */
 export async function openTurn(prompt: LoadedPrompt, args: Record<string, unknown>, userMessage: string): Promise<OpenedTurn> {
+  if (!prompt.prompty) return openPlainTurn(prompt, userMessage);
   const input: NewMessage = { role: 'user', content: userMessage };
-  if (!prompt.prompty) {
-    return { preamble: [{ role: 'system', content: prompt.systemText }], turn: [input], extraTools: [] };
-  }
   const { renderPrompty } = await import('../../prompty/render.js');
   let rendered;
   try {
@@ -48,6 +46,11 @@ export async function openTurn(prompt: LoadedPrompt, args: Record<string, unknow
   const turn = after.map(toStored);
   if (turn.length === 0) return { preamble, turn: [input], extraTools };
   return { preamble, turn, extraTools };
+}
+
+/** A TypeScript prompt's turn: its system text, and the input as one user message (nothing to wait for). */
+export function openPlainTurn(prompt: LoadedPrompt, userMessage: string): OpenedTurn {
+  return { preamble: [{ role: 'system', content: prompt.systemText }], turn: [{ role: 'user', content: userMessage }], extraTools: [] };
 }
 
 /** The turn with files added to its last user message. */

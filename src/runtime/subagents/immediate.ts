@@ -12,13 +12,22 @@ import { textOf } from '../../models/wire.js';
 import { storeMessage } from '../loop/storeMessage.js';
 import type { Run, Side } from '../run/types.js';
 import { threadState } from '../state/threadState.js';
-import { specsOf, type SubagentSpec } from '../tools/toolset.js';
+import { specsOf, type OfferedTool, type SubagentSpec } from '../tools/toolset.js';
 import { start } from './lifecycle.js';
 import { childRecords, pendingOf } from './registry.js';
 
-export async function startImmediateSubagents(run: Run): Promise<void> {
-  for (const side of [run.sides.a, run.sides.b]) {
-    if (!side) continue;
+/** Starts the run's immediate subagents not started yet; undefined (nothing to wait for) when there are none. */
+export function startImmediateSubagents(run: Run): Promise<void> | undefined {
+  const sides = [run.sides.a, run.sides.b].filter((side): side is Side => side !== undefined && side.toolset.some(offersImmediate));
+  return sides.length > 0 ? startEach(run, sides) : undefined;
+}
+
+function offersImmediate(tool: OfferedTool): boolean {
+  return specsOf(tool).some((spec) => spec.config.immediate);
+}
+
+async function startEach(run: Run, sides: Side[]): Promise<void> {
+  for (const side of sides) {
     // subagent_create and subagent_message carry the same specs: each subagent once.
     const specs = new Map(side.toolset.flatMap(specsOf).map((spec) => [spec.agent.name, spec] as const));
     for (const spec of specs.values()) {
