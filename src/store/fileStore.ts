@@ -608,7 +608,7 @@ export class FileStore implements Store {
       } else {
         const set: ThreadSet = { status: next.status, updatedAt: next.updatedAt };
         if (patch.meta !== undefined) set.meta = next.meta;
-        await this.appendLine(id, await this.appendStateFor(id), { op: 'thread', set });
+        this.appendLine(id, await this.appendStateFor(id), { op: 'thread', set });
       }
       this.remember(next);
       return jsonCopy(next, 'thread');
@@ -812,6 +812,12 @@ export class FileStore implements Store {
   }
 
   /** Where the next append goes, repairing a torn last line first (inside the thread's queue). */
+  /** The append state when nothing needs reading or repairing first (see appendStateFor). */
+  private readyAppendState(id: string): AppendState | undefined {
+    const state = this.appendState.get(id);
+    return state !== undefined && state.tornAt === undefined ? state : undefined;
+  }
+
   private async appendStateFor(id: string): Promise<AppendState> {
     let state = this.appendState.get(id);
     if (state === undefined && this.unwritten.has(id)) state = this.fresh(id);
@@ -1050,7 +1056,7 @@ export class FileStore implements Store {
   }
 
   /** Appends one record to the log (a new thread's first line with it); call inside the thread's queue. */
-  private async appendLine(threadId: string, state: AppendState, record: StoredMessage | LogOp): Promise<void> {
+  private appendLine(threadId: string, state: AppendState, record: StoredMessage | LogOp): void {
     const header = this.materialize(threadId, state);
     const line = header + (state.needsNewline ? '\n' : '') + JSON.stringify(record) + '\n';
     this.writeLine(threadId, state, line, header !== '');
@@ -1067,8 +1073,9 @@ export class FileStore implements Store {
     // Validate and copy now: the caller may reuse its object while the append waits its turn.
     const draft = buildMessage(threadId, 0, message);
     return this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      const state = await this.appendStateFor(threadId);
+      // A run's appends find their thread known and its state ready: no turn of the event loop for either.
+      if (!this.threads.has(threadId)) await this.requireThread(threadId);
+      const state = this.readyAppendState(threadId) ?? (await this.appendStateFor(threadId));
       // lastSeq counts deleted messages too (their lines stay in the file): no seq is reused.
       const stored: StoredMessage = { ...draft, seq: state.lastSeq + 1 };
       if (options?.withNextWrite && this.unwritten.has(threadId)) {
@@ -1078,7 +1085,7 @@ export class FileStore implements Store {
         state.lastSeq = stored.seq;
         return stored;
       }
-      await this.appendLine(threadId, state, stored);
+      this.appendLine(threadId, state, stored);
       state.lastSeq = stored.seq;
       return stored;
     });
@@ -1096,7 +1103,7 @@ export class FileStore implements Store {
       let current: StoredMessage | undefined;
       for (const m of messages) if (m.id === id) current = m;
       if (current === undefined) throw messageNotFound(threadId, id);
-      if (Object.keys(checked).length > 0) await this.appendLine(threadId, state, { op: 'update', id, patch: checked });
+      if (Object.keys(checked).length > 0) this.appendLine(threadId, state, { op: 'update', id, patch: checked });
       return applyMessagePatch(current, checked);
     });
   }
@@ -1110,7 +1117,7 @@ export class FileStore implements Store {
       if (unique.length === 0) return;
       // No need to check which ids exist: replaying the record skips unknown ones, and it never
       // touches a message appended after it, even one that reuses a deleted id.
-      await this.appendLine(threadId, await this.appendStateFor(threadId), { op: 'delete', ids: unique });
+      this.appendLine(threadId, await this.appendStateFor(threadId), { op: 'delete', ids: unique });
     });
   }
 

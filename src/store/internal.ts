@@ -41,17 +41,16 @@ export class KeyedQueue {
 
   /** Runs `task` after every task queued earlier under `key` has settled (failed ones too). */
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const result = previous.then(() => task());
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.tails.set(key, tail);
-    // Drop settled chains so the map does not grow with every thread ever touched.
-    void tail.then(() => {
+    const previous = this.tails.get(key);
+    // Nothing queued: the task starts now (most operations find their thread's queue empty). A task that
+    // throws instead of rejecting throws to the caller (the stores' methods are async: it becomes theirs).
+    const result = previous ? previous.then(task) : task();
+    // Settled chains are dropped so the map does not grow with every thread ever touched.
+    const settled = (): void => {
       if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
+    };
+    const tail: Promise<void> = result.then(settled, settled);
+    this.tails.set(key, tail);
     return result;
   }
 
