@@ -26,21 +26,26 @@ export interface DiscoveredFile {
 
 export async function discoverDefinitionFiles(agentsDir: string): Promise<DiscoveredFile[]> {
   const found: DiscoveredFile[] = [];
-  // One walk of the whole folder: modules count in the kind folders, .prompty files anywhere.
-  for (const file of await walk(agentsDir)) {
-    if (file.endsWith('.prompty')) {
+  // The kind folder each folder lies in, worked out once per folder (10,000 files of a big folder sit in a few).
+  const kinds = new Map<string, DefinitionKind | undefined>();
+  const kindOf = (folder: string): DefinitionKind | undefined => {
+    if (!kinds.has(folder)) {
+      const top = path.relative(agentsDir, folder).split(path.sep)[0] ?? '';
+      kinds.set(folder, Object.hasOwn(KIND_FOLDERS, top) ? KIND_FOLDERS[top] : undefined);
+    }
+    return kinds.get(folder);
+  };
+  // One walk of the whole folder: modules count in the kind folders, .prompty files anywhere. Links are not read.
+  for (const entry of await walkFolder(agentsDir)) {
+    if (entry.link) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    if (entry.name.endsWith('.prompty')) {
       found.push({ file, kind: 'prompt', format: 'prompty' });
       continue;
     }
-    const folder = path.relative(agentsDir, file).split(path.sep)[0] ?? '';
-    const kind = Object.hasOwn(KIND_FOLDERS, folder) ? KIND_FOLDERS[folder] : undefined;
-    if (kind && MODULE_FILE.test(file) && !SKIPPED_FILE.test(file)) found.push({ file, kind, format: 'module' });
+    const kind = kindOf(entry.parentPath);
+    if (kind && MODULE_FILE.test(entry.name) && !SKIPPED_FILE.test(entry.name)) found.push({ file, kind, format: 'module' });
   }
   // Sorted so load order, and with it every listing, is the same on every machine.
   return found.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
-}
-
-/** The files (not links) under `dir` that discovery reads. */
-async function walk(dir: string): Promise<string[]> {
-  return (await walkFolder(dir)).filter((entry) => !entry.link).map((entry) => path.join(entry.parentPath, entry.name));
 }
