@@ -21,6 +21,7 @@ interface Def {
   left?: unknown;
   right?: unknown;
   getter?: () => unknown;
+  discriminator?: unknown;
 }
 
 function defOf(schema: unknown): Def | undefined {
@@ -101,8 +102,12 @@ function collect(schema: unknown, value: unknown, path: string, found: string[],
     case 'intersection':
       return collectAgainst([def.left, def.right], value, path, found, depth);
     case 'union': {
-      // zod keeps the first option that accepts the value and strips what that option does not declare.
-      const chosen = chosenOption(def.options ?? [], value);
+      // zod keeps the first option that accepts the value and strips what that option does not declare. A
+      // discriminated union's option is the one its discriminator names: found without parsing the whole value.
+      const chosen =
+        typeof def.discriminator === 'string' && isPlainObject(value)
+          ? discriminatedOption(def.options ?? [], def.discriminator, value)
+          : chosenOption(def.options ?? [], value);
       return chosen !== undefined
         ? collect(chosen, value, path, found, depth)
         : collectAgainst(def.options ?? [], value, path, found, depth);
@@ -150,6 +155,21 @@ function chosenOption(options: unknown[], value: unknown): unknown {
       if ((option as { safeParse?: (input: unknown) => { success: boolean } }).safeParse?.(value).success) return option;
     } catch {
       // An async refinement or transform: fall back to the keys every option declares.
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** The option of a discriminated union whose discriminator field accepts the value's (only that field is parsed). */
+function discriminatedOption(options: unknown[], discriminator: string, value: Record<string, unknown>): unknown {
+  for (const option of options) {
+    const field = objectDefOf(option)?.shape?.[discriminator];
+    try {
+      if ((field as { safeParse?: (input: unknown) => { success: boolean } } | undefined)?.safeParse?.(value[discriminator]).success) {
+        return option;
+      }
+    } catch {
       return undefined;
     }
   }

@@ -72,6 +72,33 @@ describe('unknownKeys', () => {
     expect(unknownKeys(shape, { kind: 'oval', at: { x: 1, y: 2, w: 0 }, radius: 1 })).toEqual(['at.w']);
   });
 
+  it("picks a discriminated union's option by its discriminator, without running the option's transforms again", () => {
+    let transformed = 0;
+    const count = <T>(value: T): T => {
+      transformed += 1;
+      return value;
+    };
+    const leaf = z.discriminatedUnion('kind', [
+      z.object({ kind: z.literal('text'), text: z.string().transform(count) }),
+      z.object({ kind: z.literal('list'), items: z.array(z.string()) }),
+    ]);
+    const outer = z.discriminatedUnion('type', [
+      z.object({ type: z.literal('one'), part: leaf }),
+      z.object({ type: z.literal('many'), parts: z.array(leaf) }),
+    ]);
+    const value = {
+      type: 'many',
+      parts: [
+        { kind: 'text', text: 'a', extra: 1 },
+        { kind: 'list', items: [] },
+      ],
+    };
+    expect(unknownKeys(outer, value)).toEqual(['parts[0].extra']);
+    expect(transformed).toBe(0);
+    // The option its discriminator names is the one zod validates, even when the rest of the value fails it.
+    expect(unknownKeys(outer, { type: 'one', part: { kind: 'list', items: 'x', text: 'b' } })).toEqual(['part.text']);
+  });
+
   it('descends keys both sides of an intersection declare, and tuples item by item', () => {
     const both = z.intersection(z.object({ p: z.object({ a: z.string() }) }), z.object({ p: z.object({ b: z.string() }) }));
     expect(unknownKeys(both, { p: { a: '1', b: '2' } })).toEqual([]);
