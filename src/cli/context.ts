@@ -8,7 +8,7 @@ import path from 'node:path';
 import { formatIssue, suggestName, type LoadIssue } from '../definitions/issues.js';
 import { discoverDefinitionFiles, KIND_FOLDERS } from '../registry/discover.js';
 import type { Registry } from '../registry/types.js';
-import { TRANSPILE_CACHE_FOLDER } from '../registry/transpile.js';
+import { TRANSPILE_CACHE_FOLDER } from '../registry/transpileCacheFolder.js';
 
 export interface DirOptions {
   dir?: string;

@@ -8,15 +8,15 @@ import path from 'node:path';
 import type { LoadIssue } from '../definitions/issues.js';
 import { log } from '../log.js';
 import { createLazyRegistry } from '../registry/lazyRegistry.js';
-import { displayPath } from '../registry/load.js';
-import { TRANSPILE_CACHE_FOLDER } from '../registry/transpile.js';
+import { displayPath } from '../registry/displayPath.js';
+import { TRANSPILE_CACHE_FOLDER } from '../registry/transpileCacheFolder.js';
 import { readStartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
 import { startupCacheOf } from '../server/startupCache/build.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
 import { stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
 import type { SavedSearchIndex } from '../server/toolSearchSurface.js';
 import { buildToolCatalog, type ExposedTool } from '../server/toolCatalog.js';
-import { UPSTREAM_CONFIG_FILE, loadUpstreamConfig } from '../upstream/config.js';
+import { UPSTREAM_CONFIG_FILE } from '../upstream/configFile.js';
 import { agentsDirOf, cacheDirOf, dataDirOf, loadForCommand, type DirOptions, type LoadedForCommand } from './context.js';
 
 export interface LoadedForServe extends LoadedForCommand {
@@ -46,9 +46,11 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
 
   const cached = readStartupCache(cacheFile, agentsDir, stamps);
   if (cached) {
-    // mcp.json is read at every start: its ${env:} values are not cached.
+    // mcp.json is read at every start: its ${env:} values are not cached. Its reader is loaded only when it is there.
     const issues: LoadIssue[] = [];
-    const upstream = await loadUpstreamConfig(agentsDir, issues, options.env);
+    const upstream = stamps.some(([file]) => file === UPSTREAM_CONFIG_FILE)
+      ? await (await import('../upstream/config.js')).loadUpstreamConfig(agentsDir, issues, options.env)
+      : undefined;
     issues.push(...cached.warnings);
     const registry = createLazyRegistry({
       agentsDir,

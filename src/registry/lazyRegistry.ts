@@ -23,8 +23,9 @@ import { dependenciesOf } from './dependencies.js';
 import { KIND_FOLDERS } from './discover.js';
 import { registryLoadError } from './errors.js';
 import { resolveIncludes } from './includes.js';
-import { addDefinition, definitionsInModule, displayPath, type DefinitionMaps } from './load.js';
-import { createModuleLoader, moduleLoadIssue, type ModuleLoader, type ModuleNamespace } from './loadModule.js';
+import { displayPath } from './displayPath.js';
+import type { DefinitionMaps } from './load.js';
+import type { ModuleLoader, ModuleNamespace } from './loadModule.js';
 import type { Entry, LoadedPrompt, Registry, SecretNames } from './types.js';
 
 /** One definition of the folder: where it is, without importing it. */
@@ -69,6 +70,9 @@ class LazyDefinitions {
   private readonly prepared = new Set<string>();
   private loader: ModuleLoader | undefined;
   private loaderReady: Promise<ModuleLoader> | undefined;
+  /** What reads a definition module, imported with the loader: a start from the cache needs none of it. */
+  private loading: Pick<typeof import('./load.js'), 'addDefinition' | 'definitionsInModule'> &
+    Pick<typeof import('./loadModule.js'), 'moduleLoadIssue'> = notLoadedYet;
 
   constructor(private readonly options: LazyRegistryOptions) {
     this.agentsDir = path.resolve(options.agentsDir);
@@ -171,10 +175,15 @@ class LazyDefinitions {
   }
 
   private async moduleLoader(): Promise<ModuleLoader> {
-    this.loaderReady ??= createModuleLoader({ agentsDir: this.agentsDir, cacheDir: this.options.cacheDir }).then(
-      (loader) => (this.loader = loader),
-    );
+    this.loaderReady ??= this.importLoader();
     return this.loaderReady;
+  }
+
+  private async importLoader(): Promise<ModuleLoader> {
+    const { addDefinition, definitionsInModule } = await import('./load.js');
+    const { createModuleLoader, moduleLoadIssue } = await import('./loadModule.js');
+    this.loading = { addDefinition, definitionsInModule, moduleLoadIssue };
+    return (this.loader = await createModuleLoader({ agentsDir: this.agentsDir, cacheDir: this.options.cacheDir }));
   }
 
   private importFile(file: string): Promise<LoadIssue[]> {
@@ -214,6 +223,7 @@ class LazyDefinitions {
     const shown = displayPath(file);
     const folder = path.relative(this.agentsDir, file).split(path.sep)[0] ?? '';
     const folderKind = Object.hasOwn(KIND_FOLDERS, folder) ? KIND_FOLDERS[folder]! : 'prompt';
+    const { addDefinition, definitionsInModule } = this.loading;
     for (const item of definitionsInModule(namespace, folderKind, shown, issues)) addDefinition(this.loaded, item, file, shown, issues);
     // Warnings were shown when the cache was written; only a file changed since then has news.
     const errors = issues.filter((issue) => issue.severity === 'error');
@@ -222,10 +232,20 @@ class LazyDefinitions {
   }
 
   private failed(file: string, error: unknown): LoadIssue[] {
-    const issues = [moduleLoadIssue(error, file, displayPath(file), displayPath)];
+    const issues = [this.loading.moduleLoadIssue(error, file, displayPath(file), displayPath)];
     this.files.set(file, issues);
     return issues;
   }
+}
+
+/** Until the loader is ready nothing is imported, so nothing calls these. */
+const notLoadedYet = {
+  addDefinition: unreachable,
+  definitionsInModule: unreachable,
+  moduleLoadIssue: unreachable,
+};
+function unreachable(): never {
+  throw new Error('a definition module was read before its loader was ready');
 }
 
 function report(issues: readonly LoadIssue[]): void {

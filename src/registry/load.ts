@@ -10,6 +10,7 @@ import type { AgentDefinition, HookDefinition, ModelDefinition, PromptDefinition
 import { normalizeAgent } from '../definitions/normalize.js';
 import { validateDefinition } from '../definitions/validate.js';
 import { discoverDefinitionFiles, type DiscoveredFile } from './discover.js';
+import { displayPath } from './displayPath.js';
 import { registryLoadError } from './errors.js';
 import { LoadFailures } from './failures.js';
 import { createModuleLoader, moduleLoadIssue, type ModuleLoader } from './loadModule.js';
@@ -249,13 +250,4 @@ function definitionName(item: Found, absoluteFile: string): string | undefined {
   const value = item.value as { name?: unknown; id?: unknown };
   const raw = item.kind === 'hook' ? value.id : value.name;
   return typeof raw === 'string' && raw.trim() ? raw : undefined;
-}
-
-/** How issues and entries name a file: relative to the working directory when inside it. */
-export function displayPath(file: string): string {
-  // Most files lie under the working folder: named from it without path.relative's work (a big folder has 10,000).
-  const cwd = process.cwd();
-  if (path.isAbsolute(file) && file.startsWith(cwd + path.sep) && path.normalize(file) === file) return file.slice(cwd.length + 1);
-  const relative = path.relative(cwd, file);
-  return relative && !relative.startsWith('..') ? relative : file;
 }

@@ -11,9 +11,7 @@ import { resolveIncludes } from './includes.js';
 import type { Entry, LoadedPrompt, Registry } from './types.js';
 import type { PromptDefinition, ToolReference } from '../definitions/types.js';
 import { checkUpstreamReference, isUpstreamName } from '../upstream/references.js';
-
-/** The argument every exposed tool takes to continue a conversation. */
-export const RESERVED_ARGUMENT = 'thread_id';
+import { RESERVED_ARGUMENT } from '../definitions/reservedArgument.js';
 
 /** MCP tool names: 1-128 characters of letters, digits, `_`, `-` and `.`. */
 const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;

@@ -28,14 +28,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
 import type { TransformOptions, TransformResult } from 'jiti';
+import { TRANSPILE_CACHE_FOLDER } from './transpileCacheFolder.js';
 
 type Transform = (options: TransformOptions) => TransformResult;
-
-/**
- * The folder of babel's cached output under the cache directory. Its name changes whenever what this module emits
- * does, so no entry of an earlier transform is served.
- */
-export const TRANSPILE_CACHE_FOLDER = 'babel-2';
 
 const require = createRequire(import.meta.url);
 let sucrase: typeof import('sucrase') | undefined;

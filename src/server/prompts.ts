@@ -10,7 +10,7 @@ import { ProtocolError, ProtocolErrorCode, type GetPromptResult, type Prompt, ty
 import type { JsonSchema } from '../definitions/jsonSchema.js';
 import { errorMessage, isAgentportError } from '../errors.js';
 import { redact } from '../log.js';
-import { RESERVED_ARGUMENT } from '../registry/references.js';
+import { RESERVED_ARGUMENT } from '../definitions/reservedArgument.js';
 import { secretNamesOf } from '../registry/secretNames.js';
 import type { LoadedPrompt, Registry } from '../registry/types.js';
 import type { Redactor } from '../runtime/variables/secrets.js';

@@ -42,7 +42,6 @@ import type { RunResult } from '../runtime/types.js';
 import { Redactor } from '../runtime/variables/secrets.js';
 import type { Store, ThreadRecord } from '../store/types.js';
 import { messagesUri, parseResourceUri, producedFiles, threadUri, attachmentUri } from './resourceUris.js';
-import { messagesDocument, renderTranscript } from './transcript.js';
 
 /** `resources/list` lists at most this many threads. */
 const RESOURCE_LIST_LIMIT = 50;
@@ -158,6 +157,8 @@ export class ThreadResources {
       };
     }
     const messages = await store.listMessages(thread.id);
+    // Loaded when a thread is first read: a server that is never asked does not load it.
+    const { messagesDocument, renderTranscript } = await import('./transcript.js');
     if (target.kind === 'messages') {
       return { contents: [{ uri, mimeType: 'application/json', text: hide(JSON.stringify(messagesDocument(thread, messages), null, 2)) }] };
     }

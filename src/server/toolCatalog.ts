@@ -4,7 +4,7 @@
  * `tools/list` answers from memory.
  */
 import { JSON_SCHEMA_2020_12, messageInputSchema, toJsonSchema, type JsonSchema } from '../definitions/jsonSchema.js';
-import { RESERVED_ARGUMENT } from '../registry/references.js';
+import { RESERVED_ARGUMENT } from '../definitions/reservedArgument.js';
 import type { Registry } from '../registry/types.js';
 import { iconOf } from '../registry/icons.js';
 import type { ExposureOptions, TaskSupport, ToolArgs } from '../definitions/types.js';

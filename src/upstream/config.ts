@@ -18,8 +18,9 @@ import path from 'node:path';
 import type { LoadIssue } from '../definitions/issues.js';
 import { envReferences, expandEnv } from './envExpand.js';
 import { UpstreamSecrets, isSecretEnv, isSecretHeader } from './secrets.js';
+import { displayPath } from '../registry/displayPath.js';
+import { UPSTREAM_CONFIG_FILE } from './configFile.js';
 
-export const UPSTREAM_CONFIG_FILE = 'mcp.json';
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
 /** Room for the tool part of `<server>__<tool>` within 64 characters. */
 const MAX_SERVER_NAME = 30;
@@ -312,9 +313,4 @@ export function describeServer(server: UpstreamServerConfig, secrets: UpstreamSe
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function displayPath(file: string): string {
-  const relative = path.relative(process.cwd(), file);
-  return relative && !relative.startsWith('..') ? relative : file;
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createModuleLoader, moduleLoadIssue } from '../../src/registry/loadModule.js';
-import { TRANSPILE_CACHE_FOLDER } from '../../src/registry/transpile.js';
+import { TRANSPILE_CACHE_FOLDER } from '../../src/registry/transpileCacheFolder.js';
 import { tempDir } from '../support/mcpClients.js';
 import { writeFiles } from '../support/folders.js';
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { LoadIssue } from '../../definitions/issues.js';
 import { agentsDirOf, loadForCommand, type DirOptions } from '../context.js';
 import type { BundleManifest } from './manifest.js';
+import { UPSTREAM_CONFIG_FILE } from '../../upstream/configFile.js';
 
 export interface PackOptions extends DirOptions {
   out?: string;
@@ -21,7 +22,7 @@ export type PreparedBundle =
 
 export async function prepareBundle(options: PackOptions): Promise<PreparedBundle> {
   const agentsDir = agentsDirOf(options);
-  const { UPSTREAM_CONFIG_FILE, upstreamVariables } = await import('../../upstream/config.js');
+  const { upstreamVariables } = await import('../../upstream/config.js');
   const upstream = upstreamVariables(readIfPresent(path.join(agentsDir, UPSTREAM_CONFIG_FILE)) ?? '');
   // The bundle's user provides these; the folder is checked as if they had a value here too.
   const env: Record<string, string | undefined> = { ...process.env };

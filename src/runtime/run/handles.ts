@@ -21,6 +21,7 @@ import { AgentportError, errorInfo, type ErrorInfo } from '../../errors.js';
 import type { RunResult } from '../types.js';
 import { ownerOf, reachable, visibleThread } from './owner.js';
 import type { Services } from './types.js';
+import { RUN_RECORD_TTL_MS } from '../limits.js';
 
 /** Where a run stands, as run_wait / run_status / run_cancel report it. */
 export interface RunView {
@@ -55,8 +56,6 @@ interface Handle {
 
 const LAST_RUN_META = 'lastRun';
 const RUNS_META = 'runs';
-/** How long a run's record is kept with its thread after it ended (the TTL announced for tasks). */
-export const RUN_RECORD_TTL_MS = 24 * 60 * 60_000;
 /** At most this many run records per thread (the oldest go first). */
 const RUN_RECORDS_KEPT = 50;
 

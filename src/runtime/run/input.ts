@@ -8,7 +8,7 @@ import { describeZodIssues, fieldPath } from '../../definitions/issues.js';
 import { quoteKeys, unknownKeys } from '../../definitions/unknownKeys.js';
 import type { PromptDefinition } from '../../definitions/types.js';
 import { AgentportError } from '../../errors.js';
-import { RESERVED_ARGUMENT } from '../../registry/references.js';
+import { RESERVED_ARGUMENT } from '../../definitions/reservedArgument.js';
 
 const messageSchema = z.object({ message: z.string({ error: 'message must be a string' }) });
 

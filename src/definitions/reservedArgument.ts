@@ -1,0 +1,2 @@
+/** The argument every exposed tool takes to continue a conversation (no prompt may declare it). */
+export const RESERVED_ARGUMENT = 'thread_id';
