@@ -63,7 +63,9 @@ export async function loadForCommand(
   load: { fresh?: boolean; env?: Readonly<Record<string, string | undefined>> } = {},
 ): Promise<LoadedForCommand> {
   const agentsDir = agentsDirOf(options);
-  await assertAgentsDir(agentsDir, options);
+  // A data folder inside the agents folder holds threads, not definitions (a file a tool stored may look like one).
+  const leaveOut = [dataDirOf(options)];
+  await assertAgentsDir(agentsDir, options, leaveOut);
   // Loaded here, not at the top: --help, --version, init and refusals never pay for the loader and zod.
   const { loadRegistry } = await import('../registry/load.js');
   const { registry, issues } = await loadRegistry({
@@ -71,6 +73,7 @@ export async function loadForCommand(
     cacheDir: path.join(cacheDirOf(options), TRANSPILE_CACHE_FOLDER),
     ...(load.env ? { env: load.env } : {}),
     ...(load.fresh ? { fresh: true } : {}),
+    leaveOut,
   });
   return {
     registry,
@@ -98,7 +101,7 @@ export class CommandError extends Error {}
  * no .prompty file, no mcp.json), suggesting a sibling folder with a close
  * name or a folder nearby that holds definitions.
  */
-async function assertAgentsDir(agentsDir: string, options: DirOptions = {}): Promise<void> {
+async function assertAgentsDir(agentsDir: string, options: DirOptions, leaveOut: readonly string[]): Promise<void> {
   const shown = shownPath(agentsDir);
   const given =
     options.dir !== undefined ? '' : process.env.AGENTPORT_DIR ? ' (from AGENTPORT_DIR)' : ' (the default: pass --dir for another)';
@@ -117,7 +120,7 @@ async function assertAgentsDir(agentsDir: string, options: DirOptions = {}): Pro
       `${shown}${given} is not an agents folder but holds one; did you mean ${shownPath(path.join(agentsDir, 'agents'))}?`,
     );
   }
-  const files = await discoverDefinitionFiles(agentsDir);
+  const files = await discoverDefinitionFiles(agentsDir, leaveOut);
   if (files.length > 0 || entriesOf(agentsDir).some((e) => e.isFile() && e.name === 'mcp.json')) return;
   throw new CommandError(
     `agents folder ${shown}${given} has no definitions (.ts or .js files under ${Object.keys(KIND_FOLDERS)

@@ -22,6 +22,7 @@ interface Def {
   right?: unknown;
   getter?: () => unknown;
   discriminator?: unknown;
+  unionFallback?: unknown;
 }
 
 function defOf(schema: unknown): Def | undefined {
@@ -103,11 +104,12 @@ function collect(schema: unknown, value: unknown, path: string, found: string[],
       return collectAgainst([def.left, def.right], value, path, found, depth);
     case 'union': {
       // zod keeps the first option that accepts the value and strips what that option does not declare. A
-      // discriminated union's option is the one its discriminator names: found without parsing the whole value.
+      // discriminated union's option is the one its discriminator names: found without parsing the value.
+      const options = def.options ?? [];
       const chosen =
         typeof def.discriminator === 'string' && isPlainObject(value)
-          ? discriminatedOption(def.options ?? [], def.discriminator, value)
-          : chosenOption(def.options ?? [], value);
+          ? (discriminatedOption(options, def.discriminator, value) ?? (def.unionFallback ? chosenOption(options, value) : undefined))
+          : chosenOption(options, value);
       return chosen !== undefined
         ? collect(chosen, value, path, found, depth)
         : collectAgainst(def.options ?? [], value, path, found, depth);
@@ -161,17 +163,21 @@ function chosenOption(options: unknown[], value: unknown): unknown {
   return undefined;
 }
 
-/** The option of a discriminated union whose discriminator field accepts the value's (only that field is parsed). */
+/**
+ * The option zod's discriminated union takes for `value`: the one whose values for the discriminator (zod's
+ * `propValues`, which see through nested discriminated unions, pipes, lazy schemas and `.catch`) hold the value's.
+ */
 function discriminatedOption(options: unknown[], discriminator: string, value: Record<string, unknown>): unknown {
+  const given = value[discriminator];
   for (const option of options) {
-    const field = objectDefOf(option)?.shape?.[discriminator];
+    let values: ReadonlySet<unknown> | undefined;
     try {
-      if ((field as { safeParse?: (input: unknown) => { success: boolean } } | undefined)?.safeParse?.(value[discriminator]).success) {
-        return option;
-      }
+      values = (option as { _zod?: { propValues?: Record<string, ReadonlySet<unknown>> } })._zod?.propValues?.[discriminator];
     } catch {
-      return undefined;
+      // A lazy option whose getter throws: nothing can be said of it.
+      continue;
     }
+    if (values?.has(given)) return option;
   }
   return undefined;
 }

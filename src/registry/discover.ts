@@ -24,7 +24,8 @@ export interface DiscoveredFile {
   format: 'module' | 'prompty';
 }
 
-export async function discoverDefinitionFiles(agentsDir: string): Promise<DiscoveredFile[]> {
+/** @param leaveOut folders inside the agents folder that hold no definitions (a data folder): not entered */
+export async function discoverDefinitionFiles(agentsDir: string, leaveOut: readonly string[] = []): Promise<DiscoveredFile[]> {
   const found: DiscoveredFile[] = [];
   // The kind folder each folder lies in, worked out once per folder (10,000 files of a big folder sit in a few).
   const kinds = new Map<string, DefinitionKind | undefined>();
@@ -36,7 +37,7 @@ export async function discoverDefinitionFiles(agentsDir: string): Promise<Discov
     return kinds.get(folder);
   };
   // One walk of the whole folder: modules count in the kind folders, .prompty files anywhere. Links are not read.
-  for (const entry of await walkFolder(agentsDir)) {
+  for (const entry of await walkFolder(agentsDir, leaveOut)) {
     if (entry.link) continue;
     const file = path.join(entry.parentPath, entry.name);
     if (entry.name.endsWith('.prompty')) {

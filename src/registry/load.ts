@@ -28,6 +28,8 @@ export interface LoadRegistryOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Loading again in the same process (serve --watch): every file's current contents are imported. */
   fresh?: boolean;
+  /** Folders inside the agents folder that hold no definitions (the data folder, when it lies there): not read. */
+  leaveOut?: readonly string[];
 }
 
 export interface LoadRegistryResult {
@@ -44,7 +46,7 @@ export interface Found {
 
 export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRegistryResult> {
   const agentsDir = path.resolve(options.agentsDir);
-  const files = await discoverDefinitionFiles(agentsDir);
+  const files = await discoverDefinitionFiles(agentsDir, options.leaveOut);
   const moduleFiles = files.filter((f) => f.format === 'module');
   // A big folder: transpiled ahead on a worker.
   const typescript = moduleFiles.map((f) => f.file).filter((file) => /\.m?ts$/.test(file));

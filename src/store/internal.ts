@@ -41,10 +41,8 @@ export class KeyedQueue {
 
   /** Runs `task` after every task queued earlier under `key` has settled (failed ones too). */
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key);
-    // Nothing queued: the task starts now (most operations find their thread's queue empty). A task that
-    // throws instead of rejecting throws to the caller (the stores' methods are async: it becomes theirs).
-    const result = previous ? previous.then(task) : task();
+    // The task starts a turn later, once its tail is in the map: a task that queues on its own key waits for itself.
+    const result = (this.tails.get(key) ?? Promise.resolve()).then(task);
     // Settled chains are dropped so the map does not grow with every thread ever touched.
     const settled = (): void => {
       if (this.tails.get(key) === tail) this.tails.delete(key);

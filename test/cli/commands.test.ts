@@ -3,9 +3,12 @@
  * (the last tests check that it prints and exits there as in a process of its
  * own), and in a child process for serve.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, runCliInProcess } from '../support/cli.js';
+import { writeFiles } from '../support/folders.js';
 import { EXAMPLE_AGENTS, FIXTURES, REPO_ROOT, EXAMPLE_TOOLS } from '../support/paths.js';
 
 const agentport = (args: string[], env: Record<string, string | undefined> = {}) => runCliInProcess(args, { env });
@@ -20,6 +23,27 @@ describe('agentport list', () => {
     for (const tool of tools) {
       expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
       expect(tool.inputSchema.type).toBe('object');
+    }
+  });
+
+  it('leaves out a data folder inside the agents folder: a file a tool stored there is no prompt', async () => {
+    const dir = writeFiles(mkdtempSync(path.join(tmpdir(), 'agentport-list-')), {
+      'models/m.ts':
+        "import { defineModel } from 'agentport';\nexport default defineModel({ name: 'm', provider: 'openai', model: 'x' });\n",
+      'prompts/kept.prompty': '---\nname: kept\ndescription: Kept.\nmodel: m\nexposeAsTool: true\n---\nsystem:\nHello.\n',
+      'data/threads/t1/files/stored.prompty': '---\nname: stored\ndescription: Stored.\nmodel: m\nexposeAsTool: true\n---\nsystem:\nHi.\n',
+    });
+    try {
+      const listed = async (dataDir: string) => {
+        const { code, stdout, stderr } = await agentport(['list', '--json', '--dir', dir], { AGENTPORT_DATA_DIR: dataDir });
+        expect(code, stderr).toBe(0);
+        return (JSON.parse(stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
+      };
+      expect(await listed(path.join(dir, 'data'))).toEqual(['kept']);
+      // Without it, the folder is an ordinary one of the agents folder's.
+      expect(await listed(path.join(dir, '..', 'elsewhere'))).toEqual(['kept', 'stored']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

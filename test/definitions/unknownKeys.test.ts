@@ -99,6 +99,26 @@ describe('unknownKeys', () => {
     expect(unknownKeys(outer, { type: 'one', part: { kind: 'list', items: 'x', text: 'b' } })).toEqual(['part.text']);
   });
 
+  it('finds the option a discriminated union takes as zod does: through nested unions, pipes and .catch', () => {
+    const inner = z.discriminatedUnion('sub', [
+      z.object({ type: z.literal('x'), sub: z.literal('p'), p: z.string() }),
+      z.object({ type: z.literal('x'), sub: z.literal('q'), q: z.string() }),
+    ]);
+    const outer = z.discriminatedUnion('type', [inner, z.object({ type: z.literal('y'), y: z.string() })]);
+    const value = { type: 'x', sub: 'p', p: 'a', extra: 1 };
+    expect(outer.safeParse(value).success).toBe(true);
+    expect(unknownKeys(outer, value)).toEqual(['extra']);
+    expect(unknownKeys(outer, { type: 'x', sub: 'q', q: 'b', p: 'a' })).toEqual(['p']);
+    // zod picks by the values each option lists, not by parsing the field: `.catch` does not make an option take all.
+    const caught = z.discriminatedUnion('kind', [
+      z.object({ kind: z.literal('a').catch('a'), a: z.string() }),
+      z.object({ kind: z.literal('b'), b: z.string() }),
+    ]);
+    expect(caught.safeParse({ kind: 'b', b: 'x' }).success).toBe(true);
+    expect(unknownKeys(caught, { kind: 'b', b: 'x' })).toEqual([]);
+    expect(unknownKeys(caught, { kind: 'b', b: 'x', a: 'y' })).toEqual(['a']);
+  });
+
   it('descends keys both sides of an intersection declare, and tuples item by item', () => {
     const both = z.intersection(z.object({ p: z.object({ a: z.string() }) }), z.object({ p: z.object({ b: z.string() }) }));
     expect(unknownKeys(both, { p: { a: '1', b: '2' } })).toEqual([]);

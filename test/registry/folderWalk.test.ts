@@ -48,6 +48,18 @@ describe('[ST-5] one walk of the agents folder, which does not enter what it lea
     expect(stampFolder(dir, [path.join(dir, 'data')]).map(([file]) => file)).toEqual(['prompts/a.ts', 'prompts/deep/b.ts', 'tools/t.ts']);
   });
 
+  it('discovery and a full load leave out the data folder they are given (a stored file may look like a definition)', async () => {
+    writeFiles(dir, { 'data/threads/t1/files/note.prompty': '---\nname: note\n---\nhi', 'prompts/c.prompty': '---\nname: c\n---\nhi' });
+    const data = path.join(dir, 'data');
+    expect((await discoverDefinitionFiles(dir, [data])).map((f) => relative(f.file))).toEqual([
+      'prompts/a.ts',
+      'prompts/c.prompty',
+      'prompts/deep/b.ts',
+      'tools/t.ts',
+    ]);
+    expect((await discoverDefinitionFiles(dir)).map((f) => relative(f.file))).toContain('data/threads/t1/files/note.prompty');
+  });
+
   it('an agents folder that is missing is empty to both; one that is a file is empty to the key', async () => {
     expect(stampFolder(path.join(dir, 'nothing'))).toEqual([]);
     expect(await discoverDefinitionFiles(path.join(dir, 'nothing'))).toEqual([]);
