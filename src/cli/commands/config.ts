@@ -2,7 +2,6 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { DEFAULT_API_KEY_ENV } from '../../models/resolveModel.js';
 import { agentsDirOf, fail, loadForCommand, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
 const HOSTS = ['claude', 'code', 'cursor'] as const;
@@ -59,6 +58,7 @@ export function registerConfigCommand(program: Command): void {
           );
           return;
         }
+        const { DEFAULT_API_KEY_ENV } = await import('../../models/resolveModel.js');
         for (const model of loaded.registry.models.values()) {
           if (model.definition.provider === 'openai') env[model.definition.apiKeyEnv ?? DEFAULT_API_KEY_ENV] = '<your API key>';
         }

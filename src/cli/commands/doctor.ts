@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { formatIssue, type LoadIssue } from '../../definitions/issues.js';
-import { DEFAULT_API_KEY_ENV } from '../../models/resolveModel.js';
 import { loadForCommand, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
 /**
@@ -36,6 +35,7 @@ export function registerDoctorCommand(program: Command): void {
         for (const line of upstream.lines) process.stdout.write(`${line}\n`);
         problems.push(...upstream.issues);
       }
+      const { DEFAULT_API_KEY_ENV } = await import('../../models/resolveModel.js');
       for (const model of registry.models.values()) {
         const def = model.definition;
         if (def.provider !== 'openai') continue;

@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { VERSION } from '../../server/version.js';
 import { CommandError, DEFAULT_AGENTS_DIR, shownPath } from '../context.js';
-import { scaffoldFiles } from '../scaffold/templates.js';
 
 /**
  * `agentport init [dir]`: writes a small agents folder that loads, serves and
@@ -16,9 +15,11 @@ export function registerInitCommand(program: Command): void {
     .command('init')
     .description('create an agents folder: a model, an exposed prompt, a tool, a .prompty file, package.json and tsconfig.json')
     .argument('[dir]', 'the folder to create or fill', DEFAULT_AGENTS_DIR)
-    .action((dir: string) => {
+    .action(async (dir: string) => {
       const target = path.resolve(dir);
       if (existsSync(target) && !statSync(target).isDirectory()) throw new CommandError(`${shownPath(target)} exists and is not a folder`);
+      // Loaded here: serve, which every host starts, never needs the templates.
+      const { scaffoldFiles } = await import('../scaffold/templates.js');
       const files = scaffoldFiles({ packageName: packageNameFor(target), agentportSpec: agentportSpec() });
       const existing = files.map(([file]) => file).filter((file) => existsSync(path.join(target, file)));
       if (existing.length) {

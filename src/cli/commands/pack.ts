@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { fail, printIssues, shownPath, DIR_HELP, DIR_OPTION } from '../context.js';
-import { prepareBundle, type PackOptions } from '../pack/prepare.js';
+import type { PackOptions } from '../pack/prepare.js';
 
 /** `agentport pack`: an MCP Bundle (.mcpb) of agentport and an agents folder, for Claude Desktop. */
 export function registerPackCommand(program: Command): void {
@@ -14,6 +14,7 @@ export function registerPackCommand(program: Command): void {
     .option('-o, --out <file>', 'the bundle to write (default: ./<name>.mcpb)')
     .option('--name <name>', "bundle name (default: the agents folder's package.json name, else the folder's name)")
     .action(async (options: PackOptions) => {
+      const { prepareBundle } = await import('../pack/prepare.js');
       const prepared = await prepareBundle(options);
       printIssues(prepared.issues);
       if (!prepared.ok) {
