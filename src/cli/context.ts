@@ -6,7 +6,7 @@ import { readdirSync, statSync, type Dirent } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { formatIssue, suggestName, type LoadIssue } from '../definitions/issues.js';
-import { discoverDefinitionFiles, KIND_FOLDERS } from '../registry/discover.js';
+import { discoverDefinitionFiles, KIND_FOLDERS, type DiscoveredFile } from '../registry/discover.js';
 import type { Registry } from '../registry/types.js';
 import { TRANSPILE_CACHE_FOLDER } from '../registry/transpileCacheFolder.js';
 
@@ -65,7 +65,7 @@ export async function loadForCommand(
   const agentsDir = agentsDirOf(options);
   // A data folder inside the agents folder holds threads, not definitions (a file a tool stored may look like one).
   const leaveOut = [dataDirOf(options)];
-  await assertAgentsDir(agentsDir, options, leaveOut);
+  const files = await assertAgentsDir(agentsDir, options, leaveOut);
   // Loaded here, not at the top: --help, --version, init and refusals never pay for the loader and zod.
   const { loadRegistry } = await import('../registry/load.js');
   const { registry, issues } = await loadRegistry({
@@ -74,6 +74,7 @@ export async function loadForCommand(
     ...(load.env ? { env: load.env } : {}),
     ...(load.fresh ? { fresh: true } : {}),
     leaveOut,
+    files,
   });
   return {
     registry,
@@ -101,7 +102,7 @@ export class CommandError extends Error {}
  * no .prompty file, no mcp.json), suggesting a sibling folder with a close
  * name or a folder nearby that holds definitions.
  */
-async function assertAgentsDir(agentsDir: string, options: DirOptions, leaveOut: readonly string[]): Promise<void> {
+async function assertAgentsDir(agentsDir: string, options: DirOptions, leaveOut: readonly string[]): Promise<DiscoveredFile[]> {
   const shown = shownPath(agentsDir);
   const given =
     options.dir !== undefined ? '' : process.env.AGENTPORT_DIR ? ' (from AGENTPORT_DIR)' : ' (the default: pass --dir for another)';
@@ -121,7 +122,7 @@ async function assertAgentsDir(agentsDir: string, options: DirOptions, leaveOut:
     );
   }
   const files = await discoverDefinitionFiles(agentsDir, leaveOut);
-  if (files.length > 0 || entriesOf(agentsDir).some((e) => e.isFile() && e.name === 'mcp.json')) return;
+  if (files.length > 0 || entriesOf(agentsDir).some((e) => e.isFile() && e.name === 'mcp.json')) return files;
   throw new CommandError(
     `agents folder ${shown}${given} has no definitions (.ts or .js files under ${Object.keys(KIND_FOLDERS)
       .map((k) => `${k}/`)

@@ -30,6 +30,8 @@ export interface LoadRegistryOptions {
   fresh?: boolean;
   /** Folders inside the agents folder that hold no definitions (the data folder, when it lies there): not read. */
   leaveOut?: readonly string[];
+  /** The folder's definition files, when the caller has just discovered them (a big folder's walk is not repeated). */
+  files?: readonly DiscoveredFile[];
 }
 
 export interface LoadRegistryResult {
@@ -46,7 +48,7 @@ export interface Found {
 
 export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRegistryResult> {
   const agentsDir = path.resolve(options.agentsDir);
-  const files = await discoverDefinitionFiles(agentsDir, options.leaveOut);
+  const files = options.files ?? (await discoverDefinitionFiles(agentsDir, options.leaveOut));
   const moduleFiles = files.filter((f) => f.format === 'module');
   // A big folder: transpiled ahead on a worker.
   const typescript = moduleFiles.map((f) => f.file).filter((file) => /\.m?ts$/.test(file));
@@ -62,7 +64,7 @@ export async function loadRegistry(options: LoadRegistryOptions): Promise<LoadRe
 async function loadFiles(
   options: LoadRegistryOptions,
   agentsDir: string,
-  files: DiscoveredFile[],
+  files: readonly DiscoveredFile[],
   transpiler: Transpiler | undefined,
 ): Promise<LoadRegistryResult> {
   const issues: LoadIssue[] = [];
