@@ -143,11 +143,12 @@ export function createAgentportServer(
     const state = current;
     const work = (signal: AbortSignal) => dispatch(state, name, args, ctx, server, signal);
     const result = routed ? cancellations.track(ctx, work) : work(ctx.mcpReq.signal);
-    const calls = inProgress.get(state) ?? new Set();
-    inProgress.set(state, calls);
-    const settled = result.catch(() => {});
-    calls.add(settled);
-    void settled.finally(() => calls.delete(settled));
+    let calls = inProgress.get(state);
+    if (!calls) inProgress.set(state, (calls = new Set()));
+    // Kept until it settles (retire waits with allSettled: a failure is the caller's).
+    calls.add(result);
+    const drop = () => void calls.delete(result);
+    result.then(drop, drop);
     return result;
   };
   /** An exposed prompt or agent: as a task when the client opted in and the tool allows it. */
