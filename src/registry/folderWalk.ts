@@ -28,6 +28,7 @@ export interface WalkedEntry {
 
 /**
  * Every file and link under `root` outside skipped names and the `leaveOut` folders, in no particular order.
+ * Only folders inside `root` are compared with `leaveOut`: one that is `root` or holds it leaves nothing out.
  * A folder that is not there (the root, or one removed since its parent was listed) holds nothing; one that
  * cannot be read throws, naming it.
  */

@@ -49,6 +49,10 @@ export interface LazyRegistryOptions {
 
 type Loaded = DefinitionMaps;
 
+/** The module loader and the code that turns a module into definitions, imported together. */
+type DefinitionReader = { loader: ModuleLoader } & Pick<typeof import('./load.js'), 'addDefinition' | 'definitionsInModule'> &
+  Pick<typeof import('./loadModule.js'), 'moduleLoadIssue'>;
+
 export function createLazyRegistry(options: LazyRegistryOptions): Registry {
   return new LazyDefinitions(options).registry;
 }
@@ -68,11 +72,9 @@ class LazyDefinitions {
   private readonly pending = new Map<string, Promise<LoadIssue[]>>();
   /** Names prepared without errors: their files are imported and stay so, so later calls need no walk. */
   private readonly prepared = new Set<string>();
-  private loader: ModuleLoader | undefined;
-  private loaderReady: Promise<ModuleLoader> | undefined;
-  /** What reads a definition module, imported with the loader: a start from the cache needs none of it. */
-  private loading: Pick<typeof import('./load.js'), 'addDefinition' | 'definitionsInModule'> &
-    Pick<typeof import('./loadModule.js'), 'moduleLoadIssue'> = notLoadedYet;
+  /** Set once the reader is imported (see reader()). */
+  private ready: DefinitionReader | undefined;
+  private readerImported: Promise<DefinitionReader> | undefined;
 
   constructor(private readonly options: LazyRegistryOptions) {
     this.agentsDir = path.resolve(options.agentsDir);
@@ -93,7 +95,7 @@ class LazyDefinitions {
   }
 
   private async prepare(names: readonly string[]): Promise<void> {
-    await this.moduleLoader();
+    await this.reader();
     if (names.every((name) => this.prepared.has(name))) return;
     const issues: LoadIssue[] = [];
     const seen = new Set<string>();
@@ -174,16 +176,15 @@ class LazyDefinitions {
     return loaded;
   }
 
-  private async moduleLoader(): Promise<ModuleLoader> {
-    this.loaderReady ??= this.importLoader();
-    return this.loaderReady;
-  }
-
-  private async importLoader(): Promise<ModuleLoader> {
-    const { addDefinition, definitionsInModule } = await import('./load.js');
-    const { createModuleLoader, moduleLoadIssue } = await import('./loadModule.js');
-    this.loading = { addDefinition, definitionsInModule, moduleLoadIssue };
-    return (this.loader = await createModuleLoader({ agentsDir: this.agentsDir, cacheDir: this.options.cacheDir }));
+  /** The code that reads definition modules, imported with the first definition: a start from the cache needs none of it. */
+  private reader(): Promise<DefinitionReader> {
+    this.readerImported ??= (async () => {
+      const { addDefinition, definitionsInModule } = await import('./load.js');
+      const { createModuleLoader, moduleLoadIssue } = await import('./loadModule.js');
+      const loader = await createModuleLoader({ agentsDir: this.agentsDir, cacheDir: this.options.cacheDir });
+      return (this.ready = { loader, addDefinition, definitionsInModule, moduleLoadIssue });
+    })();
+    return this.readerImported;
   }
 
   private importFile(file: string): Promise<LoadIssue[]> {
@@ -191,11 +192,12 @@ class LazyDefinitions {
     if (done) return Promise.resolve(done);
     let pending = this.pending.get(file);
     if (!pending) {
-      pending = this.moduleLoader()
-        .then((loader) => loader.load(file))
-        .then(
-          (namespace) => this.add(file, namespace),
-          (error: unknown) => this.failed(file, error),
+      pending = this.reader()
+        .then((reader) =>
+          reader.loader.load(file).then(
+            (namespace) => this.add(reader, file, namespace),
+            (error: unknown) => this.failed(reader, file, error),
+          ),
         )
         .finally(() => this.pending.delete(file));
       this.pending.set(file, pending);
@@ -204,18 +206,19 @@ class LazyDefinitions {
   }
 
   private importFileSync(file: string): void {
-    if (!this.loader) throw new Error(`${displayPath(file)} is needed before the definitions were prepared (LazyLoading.prepare)`);
+    const reader = this.ready;
+    if (!reader) throw new Error(`${displayPath(file)} is needed before the definitions were prepared (LazyLoading.prepare)`);
     let namespace: ModuleNamespace;
     try {
-      namespace = this.loader.loadSync(file);
+      namespace = reader.loader.loadSync(file);
     } catch (error) {
-      report(this.failed(file, error));
+      report(this.failed(reader, file, error));
       return;
     }
-    report(this.add(file, namespace));
+    report(this.add(reader, file, namespace));
   }
 
-  private add(file: string, namespace: ModuleNamespace): LoadIssue[] {
+  private add({ addDefinition, definitionsInModule }: DefinitionReader, file: string, namespace: ModuleNamespace): LoadIssue[] {
     // Imported meanwhile by the other path: the first result stands.
     const done = this.files.get(file);
     if (done) return done;
@@ -223,7 +226,6 @@ class LazyDefinitions {
     const shown = displayPath(file);
     const folder = path.relative(this.agentsDir, file).split(path.sep)[0] ?? '';
     const folderKind = Object.hasOwn(KIND_FOLDERS, folder) ? KIND_FOLDERS[folder]! : 'prompt';
-    const { addDefinition, definitionsInModule } = this.loading;
     for (const item of definitionsInModule(namespace, folderKind, shown, issues)) addDefinition(this.loaded, item, file, shown, issues);
     // Warnings were shown when the cache was written; only a file changed since then has news.
     const errors = issues.filter((issue) => issue.severity === 'error');
@@ -231,21 +233,11 @@ class LazyDefinitions {
     return errors;
   }
 
-  private failed(file: string, error: unknown): LoadIssue[] {
-    const issues = [this.loading.moduleLoadIssue(error, file, displayPath(file), displayPath)];
+  private failed({ moduleLoadIssue }: DefinitionReader, file: string, error: unknown): LoadIssue[] {
+    const issues = [moduleLoadIssue(error, file, displayPath(file), displayPath)];
     this.files.set(file, issues);
     return issues;
   }
-}
-
-/** Until the loader is ready nothing is imported, so nothing calls these. */
-const notLoadedYet = {
-  addDefinition: unreachable,
-  definitionsInModule: unreachable,
-  moduleLoadIssue: unreachable,
-};
-function unreachable(): never {
-  throw new Error('a definition module was read before its loader was ready');
 }
 
 function report(issues: readonly LoadIssue[]): void {

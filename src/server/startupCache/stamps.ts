@@ -21,11 +21,8 @@ export function stampFolder(agentsDir: string, excluded: readonly string[] = [])
   const root = path.resolve(agentsDir);
   let entries;
   try {
-    // A data folder holding the agents folder (or equal to it) is no folder inside it: nothing is left out then.
-    entries = walkFolderSync(
-      root,
-      excluded.filter((folder) => path.resolve(folder).startsWith(root + path.sep)),
-    );
+    // The walk compares only folders inside the root: a data folder holding the agents folder (or equal to it) leaves nothing out.
+    entries = walkFolderSync(root, excluded);
   } catch {
     return stamps;
   }
