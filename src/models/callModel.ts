@@ -71,13 +71,24 @@ export async function callModel(
   );
 }
 
+/** Calls a signal is handed to providers itself; later calls on it get a linked signal of their own. */
+const DIRECT_CALLS = 3;
+/** Provider calls made so far with each signal itself. */
+const directCalls = new WeakMap<AbortSignal, number>();
+
 /**
- * One provider call under a signal of its own, linked to the run's: HTTP
- * clients tend to leave a listener on the signal they get, and a run makes
- * many calls on one signal.
+ * One provider call. HTTP clients tend to leave a listener on the signal they
+ * get, and a run makes many calls on one signal: its first few calls take the
+ * run's signal itself (most runs make one or two), later ones a signal of
+ * their own linked to it, so the listeners left behind stay few.
  */
 async function completeOnce(provider: ModelProvider, request: ModelRequest, signal: AbortSignal | undefined): Promise<ModelResponse> {
   if (!signal) return provider.complete(request, {});
+  const direct = directCalls.get(signal) ?? 0;
+  if (direct < DIRECT_CALLS) {
+    directCalls.set(signal, direct + 1);
+    return provider.complete(request, { signal });
+  }
   const controller = new AbortController();
   const forward = () => controller.abort(signal.reason);
   signal.addEventListener('abort', forward, { once: true });
