@@ -53,6 +53,8 @@ type Loaded = DefinitionMaps;
 type DefinitionReader = { loader: ModuleLoader } & Pick<typeof import('./load.js'), 'addDefinition' | 'definitionsInModule'> &
   Pick<typeof import('./loadModule.js'), 'moduleLoadIssue'>;
 
+const PREPARED = Promise.resolve();
+
 export function createLazyRegistry(options: LazyRegistryOptions): Registry {
   return new LazyDefinitions(options).registry;
 }
@@ -94,7 +96,13 @@ class LazyDefinitions {
     };
   }
 
-  private async prepare(names: readonly string[]): Promise<void> {
+  /** Every call of a tool comes here first: once its definitions are imported, nothing is left to wait for. */
+  private prepare(names: readonly string[]): Promise<void> {
+    if (this.ready && names.every((name) => this.prepared.has(name))) return PREPARED;
+    return this.importFor(names);
+  }
+
+  private async importFor(names: readonly string[]): Promise<void> {
     await this.reader();
     if (names.every((name) => this.prepared.has(name))) return;
     const issues: LoadIssue[] = [];

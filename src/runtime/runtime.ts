@@ -398,7 +398,7 @@ async function oneAtATimeFor<T>(queues: Map<string, Promise<unknown>>, key: stri
 const THREAD_LOCK_WAIT_MS = 10_000;
 
 async function withThreadLock<T>(store: Store, threadId: string, work: () => Promise<T>): Promise<T> {
-  if (!store.lockThread || !(await store.getThread(threadId).catch(() => undefined))) return work();
+  if (!store.lockThread || !(await store.getThread(threadId))) return work();
   const release = await store.lockThread(threadId, THREAD_LOCK_WAIT_MS);
   try {
     return await work();

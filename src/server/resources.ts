@@ -34,7 +34,7 @@ import {
   type ServerEvent,
   type ServerEventBus,
 } from '@modelcontextprotocol/server';
-import { errorMessage } from '../errors.js';
+import { errorMessage, isAgentportError } from '../errors.js';
 import { log, redact } from '../log.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { currentCaller, ownerOf, reachable, visibleTo } from '../runtime/run/owner.js';
@@ -145,7 +145,7 @@ export class ThreadResources {
     const { store } = runtime;
     const hide = await redactorFor(store, thread.id);
     if (target.kind === 'attachment') {
-      const file = await store.readFile(thread.id, target.path).catch(() => undefined);
+      const file = await readIfValid(store, thread.id, target.path);
       if (!file) throw new ResourceNotFoundError(uri);
       const text = asText(file.ref.mimeType, file.data);
       return {
@@ -172,8 +172,7 @@ export class ThreadResources {
     const runtime = await this.getRuntime();
     const thread = await runtime.visibleThread(target.threadId);
     if (!thread) throw new ResourceNotFoundError(uri);
-    if (target.kind === 'attachment' && !(await runtime.store.readFile(thread.id, target.path).catch(() => undefined)))
-      throw new ResourceNotFoundError(uri);
+    if (target.kind === 'attachment' && !(await readIfValid(runtime.store, thread.id, target.path))) throw new ResourceNotFoundError(uri);
   }
 
   /** A message of the thread was stored: its transcript and messages changed. */
@@ -232,6 +231,14 @@ async function redactorFor(store: Store, threadId: string): Promise<(text: strin
   const redactor = new Redactor();
   for (const variable of await store.getVariables(threadId).catch(() => [])) if (variable.secret) redactor.add(variable.value);
   return (text) => redactor.text(redact(text));
+}
+
+/** A file of the thread; undefined when it is not there or its path is not one a thread can hold. Other failures are thrown. */
+function readIfValid(store: Store, threadId: string, path: string): ReturnType<Store['readFile']> {
+  return store.readFile(threadId, path).catch((error: unknown) => {
+    if (isAgentportError(error) && error.code === 'INVALID_PATH') return undefined;
+    throw error;
+  });
 }
 
 const TEXT_TYPES =

@@ -11,6 +11,12 @@ class TaskResult {
   constructor(readonly result: Record<string, unknown>) {}
 }
 
+/** A task result thrown past the check is the handler's result; anything else is still thrown. */
+function passTaskResult(error: unknown): Record<string, unknown> {
+  if (error instanceof TaskResult) return error.result;
+  throw error;
+}
+
 export class TaskAwareServer extends Server {
   protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
     if (method !== 'tools/call') return super._wrapHandler(method, handler);
@@ -21,13 +27,6 @@ export class TaskAwareServer extends Server {
       if (result.resultType === 'task') throw new TaskResult(result);
       return result;
     });
-    return async (request, ctx) => {
-      try {
-        return await checked(request, ctx);
-      } catch (error) {
-        if (error instanceof TaskResult) return error.result;
-        throw error;
-      }
-    };
+    return (request, ctx) => checked(request, ctx).catch(passTaskResult);
   }
 }

@@ -5,6 +5,7 @@
  */
 import { AgentportError } from '../errors.js';
 import { log } from '../log.js';
+import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './postgres/schemaName.js';
 import type { Store } from './types.js';
 
 const STORE_KINDS = ['file', 'memory', 'postgres'] as const;
@@ -18,12 +19,85 @@ export interface StoreChoice {
   databaseUrl?: string;
   /** PostgreSQL schema for agentport's tables (default `agentport`). */
   databaseSchema?: string;
+  /** File store: AGENTPORT_FSYNC_WITHIN_MS. */
+  fsyncWithinMs?: number;
+  /** PostgreSQL: AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS. */
+  statementTimeoutMs?: number;
+}
+
+/** The store flags of `serve` and `run`; each falls back to its variable of the environment. */
+export interface StoreFlags {
+  store?: string;
+  databaseUrl?: string;
+  databaseSchema?: string;
 }
 
 /** Reads a `--store` value (or AGENTPORT_STORE), naming what is accepted. */
-export function parseStoreKind(value: string, source: string): StoreKind {
+function parseStoreKind(value: string, source: string): StoreKind {
   if ((STORE_KINDS as readonly string[]).includes(value)) return value as StoreKind;
   throw new AgentportError('INVALID_ARGUMENTS', `${source} must be one of ${STORE_KINDS.join(', ')}, got "${value}"`);
+}
+
+/** A flag's value when given (even empty: a flag given empty is a mistake), else its variable's unless empty. */
+function setting(
+  flag: string | undefined,
+  flagName: string,
+  env: NodeJS.ProcessEnv,
+  variable: string,
+): { value: string; source: string } | undefined {
+  if (flag !== undefined) return { value: flag, source: flagName };
+  const value = env[variable];
+  return value ? { value, source: variable } : undefined;
+}
+
+/**
+ * The store the flags and the environment ask for, with its settings checked: every mistake (an unknown
+ * store, a database URL that is not one, a bad schema name or time) is said here, naming the flag or the
+ * variable, before anything is opened. Settings the chosen store does not use are warned about.
+ */
+export function chooseStore(flags: StoreFlags, dataDir: string, env: NodeJS.ProcessEnv = process.env): StoreChoice {
+  const kind = setting(flags.store, '--store', env, 'AGENTPORT_STORE');
+  const url = setting(flags.databaseUrl, '--database-url', env, 'AGENTPORT_DATABASE_URL');
+  const schema = setting(flags.databaseSchema, '--database-schema', env, 'AGENTPORT_DATABASE_SCHEMA');
+  const choice: StoreChoice = { kind: kind ? parseStoreKind(kind.value, kind.source) : 'file', dataDir };
+  if (url) choice.databaseUrl = url.value;
+  if (schema) choice.databaseSchema = schema.value;
+  warnUnusedSettings(choice, env);
+  if (choice.kind === 'file') {
+    const fsyncWithinMs = millisecondsFrom(env, 'AGENTPORT_FSYNC_WITHIN_MS', 'for as soon as the server is free');
+    if (fsyncWithinMs !== undefined) choice.fsyncWithinMs = fsyncWithinMs;
+  }
+  if (choice.kind !== 'postgres') return choice;
+  if (!url?.value) {
+    throw new AgentportError(
+      'INVALID_ARGUMENTS',
+      '--store postgres needs a database: set AGENTPORT_DATABASE_URL (or --database-url), e.g. postgres://user@host:5432/db',
+    );
+  }
+  checkDatabaseUrl(url.value, url.source);
+  if (schema && !SCHEMA_NAME.test(schema.value)) {
+    throw new AgentportError('INVALID_ARGUMENTS', `${schema.source} must be ${SCHEMA_NAME_RULE}, got ${JSON.stringify(schema.value)}`);
+  }
+  const statementTimeoutMs = millisecondsFrom(env, 'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS', 'for no limit');
+  if (statementTimeoutMs !== undefined) choice.statementTimeoutMs = statementTimeoutMs;
+  return choice;
+}
+
+const DATABASE_PROTOCOLS = ['postgres:', 'postgresql:', 'socket:'];
+
+/** A connection URL the driver can read; the value itself is not quoted (it may hold a password). */
+function checkDatabaseUrl(url: string, source: string): void {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== undefined && DATABASE_PROTOCOLS.includes(protocol)) return;
+  throw new AgentportError(
+    'INVALID_ARGUMENTS',
+    `${source} must be a PostgreSQL URL such as postgres://user:password@host:5432/db${protocol ? `, not a ${protocol} URL` : ' (the value given is not a URL)'}`,
+  );
 }
 
 /** The longest delay a timer takes (beyond, Node fires it after 1 ms). */
@@ -57,32 +131,23 @@ function warnUnusedSettings(choice: StoreChoice, env: NodeJS.ProcessEnv): void {
   if (given.length) log.warn(`${given.join(', ')} ignored: the ${choice.kind} store has no database (--store postgres uses them)`);
 }
 
-/** @param env where AGENTPORT_FSYNC_WITHIN_MS (file) and AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS (PostgreSQL) are read */
-export async function openStore(choice: StoreChoice, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
-  warnUnusedSettings(choice, env);
+/** Opens the store chosen by {@link chooseStore}: its code is loaded now; a database is reached and migrated. */
+export async function openStore(choice: StoreChoice): Promise<Store> {
   switch (choice.kind) {
     case 'file': {
-      const fsyncWithinMs = millisecondsFrom(env, 'AGENTPORT_FSYNC_WITHIN_MS', 'for as soon as the server is free');
       const { FileStore } = await import('./fileStore.js');
-      return new FileStore({ dir: choice.dataDir, ...(fsyncWithinMs !== undefined ? { fsyncWithinMs } : {}) });
+      return new FileStore({ dir: choice.dataDir, ...(choice.fsyncWithinMs !== undefined ? { fsyncWithinMs: choice.fsyncWithinMs } : {}) });
     }
     case 'memory': {
       const { MemoryStore } = await import('./memoryStore.js');
       return new MemoryStore();
     }
     case 'postgres': {
-      if (!choice.databaseUrl) {
-        throw new AgentportError(
-          'INVALID_ARGUMENTS',
-          '--store postgres needs a database: set AGENTPORT_DATABASE_URL (or --database-url), e.g. postgres://user@host:5432/db',
-        );
-      }
-      const statementTimeoutMs = millisecondsFrom(env, 'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS', 'for no limit');
       const { PostgresStore } = await import('./postgres/postgresStore.js');
       const store = new PostgresStore({
-        url: choice.databaseUrl,
+        url: choice.databaseUrl!,
         keyDir: choice.dataDir,
-        ...(statementTimeoutMs !== undefined ? { statementTimeoutMs } : {}),
+        ...(choice.statementTimeoutMs !== undefined ? { statementTimeoutMs: choice.statementTimeoutMs } : {}),
         ...(choice.databaseSchema ? { schema: choice.databaseSchema } : {}),
       });
       await store.open();

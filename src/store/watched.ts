@@ -41,10 +41,18 @@ export function watchStore(target: Store): WatchedStore {
       if (!method) {
         const bound = (value as (...args: unknown[]) => unknown).bind(object);
         method = WRITES.has(key)
-          ? async (threadId: string, ...rest: unknown[]) => {
-              const result = await bound(threadId, ...rest);
-              if (listeners.size) changed(threadId);
-              return result;
+          ? (threadId: string, ...rest: unknown[]) => {
+              let written: Promise<unknown>;
+              try {
+                written = Promise.resolve(bound(threadId, ...rest));
+              } catch (error) {
+                // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- whatever the store threw, as its own promise would
+                return Promise.reject(error);
+              }
+              return written.then((result) => {
+                if (listeners.size) changed(threadId);
+                return result;
+              });
             }
           : bound;
         methods.set(value, method);

@@ -128,6 +128,30 @@ describe('agents folder refusals', () => {
     }
   });
 
+  it('[ST-2] serve refuses bad store settings at start, naming the flag or variable, before any call', async () => {
+    const cases: Array<[string[], Record<string, string>, string]> = [
+      [['--store', ''], {}, '--store must be one of file, memory, postgres, got ""'],
+      [[], { AGENTPORT_STORE: 'sqlite' }, 'AGENTPORT_STORE must be one of file, memory, postgres, got "sqlite"'],
+      [[], { AGENTPORT_FSYNC_WITHIN_MS: '-5' }, 'AGENTPORT_FSYNC_WITHIN_MS must be a whole number of milliseconds'],
+      [['--store', 'postgres', '--database-url', 'notaurl'], {}, '--database-url must be a PostgreSQL URL such as postgres://'],
+      [['--store', 'postgres'], { AGENTPORT_DATABASE_URL: 'https://db.example.com/x' }, 'AGENTPORT_DATABASE_URL must be a PostgreSQL URL'],
+      [
+        ['--store', 'postgres', '--database-url', 'postgres://u@127.0.0.1:1/db', '--database-schema', 'Agents'],
+        {},
+        '--database-schema must be lowercase letters, digits and "_"',
+      ],
+    ];
+    for (const [flags, env, message] of cases) {
+      const run = await agentport(['serve', ...flags], { cwd: root, env });
+      expect([run.code, run.stdout], `${flags.join(' ')} ${JSON.stringify(env)}`).toEqual([1, '']);
+      expect(run.stderr).toContain(message);
+      expect(run.stderr).not.toContain('serving');
+    }
+    // A URL is not quoted back: it may hold a password.
+    const secret = await agentport(['serve', '--store', 'postgres', '--database-url', 'pg:/user:hunter2@db'], { cwd: root });
+    expect(secret.stderr).not.toContain('hunter2');
+  });
+
   it('[EC-1] config refuses a folder with load errors, listing them', async () => {
     const broken = writeFiles(tempDir('agentport-refusals-'), { 'agents/prompts/hello.ts': PROMPT('hello') });
     const run = await agentport(['config', 'claude'], { cwd: broken });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FileStore, groupCommit } from '../../src/store/fileStore.js';
-import { openStore } from '../../src/store/open.js';
+import { chooseStore, openStore } from '../../src/store/open.js';
 
 let dir: string | undefined;
 afterEach(async () => {
@@ -117,19 +117,17 @@ describe('FileStore group commit', () => {
   });
 
   it('takes the bound from AGENTPORT_FSYNC_WITHIN_MS, refusing what is not a whole number, and says other stores ignore it', async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'agentport-sync-'));
-    await expect(openStore({ kind: 'file', dataDir: dir }, { AGENTPORT_FSYNC_WITHIN_MS: 'soon' })).rejects.toThrow(
+    const folder = (dir = await mkdtemp(path.join(tmpdir(), 'agentport-sync-')));
+    expect(() => chooseStore({ store: 'file' }, folder, { AGENTPORT_FSYNC_WITHIN_MS: 'soon' })).toThrow(
       'AGENTPORT_FSYNC_WITHIN_MS must be a whole number of milliseconds up to 2147483647 (0 for as soon as the server is free), got "soon"',
     );
-    await expect(openStore({ kind: 'file', dataDir: dir }, { AGENTPORT_FSYNC_WITHIN_MS: '3000000000' })).rejects.toThrow(
-      'got "3000000000"',
-    );
+    expect(() => chooseStore({ store: 'file' }, folder, { AGENTPORT_FSYNC_WITHIN_MS: '3000000000' })).toThrow('got "3000000000"');
     const synced: number[] = [];
     groupCommit.fsync = ((fd: number, done: (error: NodeJS.ErrnoException | null) => void) => {
       synced.push(fd);
       fsync(fd, done);
     }) as typeof fsync;
-    const store = await openStore({ kind: 'file', dataDir: dir }, { AGENTPORT_FSYNC_WITHIN_MS: '0' });
+    const store = await openStore(chooseStore({ store: 'file' }, folder, { AGENTPORT_FSYNC_WITHIN_MS: '0' }));
     const thread = await store.createThread({ prompt: 'p' });
     await store.appendMessage(thread.id, { role: 'user', content: 'one' });
     await expect.poll(() => synced.length).toBe(1);
@@ -140,7 +138,7 @@ describe('FileStore group commit', () => {
       return true;
     });
     try {
-      await openStore({ kind: 'memory', dataDir: dir }, { AGENTPORT_FSYNC_WITHIN_MS: '5' });
+      await openStore(chooseStore({ store: 'memory' }, folder, { AGENTPORT_FSYNC_WITHIN_MS: '5' }));
     } finally {
       stderr.mockRestore();
     }

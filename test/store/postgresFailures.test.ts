@@ -1,6 +1,6 @@
 /** How the PostgreSQL store tells failures apart and names its database (no server needed). */
 import { describe, expect, it, vi } from 'vitest';
-import { openStore } from '../../src/store/open.js';
+import { chooseStore, openStore } from '../../src/store/open.js';
 import { databaseLabel, refusedForContent } from '../../src/store/postgres/failures.js';
 
 describe('PostgreSQL failures', () => {
@@ -40,11 +40,12 @@ describe('PostgreSQL failures', () => {
     });
     try {
       const store = await openStore(
-        { kind: 'memory', dataDir: '.agentport', databaseUrl: 'postgres://db.internal/agentport' },
-        { AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS: '5000' },
+        chooseStore({ store: 'memory', databaseUrl: 'postgres://db.internal/agentport' }, '.agentport', {
+          AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS: '5000',
+        }),
       );
       await store.close?.();
-      await openStore({ kind: 'memory', dataDir: '.agentport' }, {});
+      await openStore(chooseStore({ store: 'memory' }, '.agentport', {}));
     } finally {
       stderr.mockRestore();
     }

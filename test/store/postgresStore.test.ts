@@ -10,7 +10,7 @@ import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
-import { openStore } from '../../src/store/open.js';
+import { chooseStore } from '../../src/store/open.js';
 import { describeStoreContract, expectStoreError } from './contract.js';
 import { databaseUrl, dropSchema, postgresReachable, sql } from '../support/postgres.js';
 
@@ -229,9 +229,9 @@ describe.runIf(reachable)('PostgresStore', () => {
 
 describe('PostgresStore without an answering server', () => {
   it('[ST-4] refuses a statement time limit that is not a number of milliseconds, naming the variable', async () => {
-    const choice = { kind: 'postgres' as const, dataDir: '.agentport', databaseUrl: 'postgres://postgres@127.0.0.1:1/none' };
+    const flags = { store: 'postgres', databaseUrl: 'postgres://postgres@127.0.0.1:1/none' };
     await expectStoreError(
-      openStore(choice, { AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS: 'soon' }),
+      Promise.resolve().then(() => chooseStore(flags, '.agentport', { AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS: 'soon' })),
       'INVALID_ARGUMENTS',
       'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds',
     );

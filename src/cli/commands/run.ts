@@ -98,25 +98,18 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
   if (runTimeout !== undefined && !(runTimeout > 0))
     throw new CommandError(`--run-timeout must be a positive number of seconds, got "${options.runTimeout}"`);
 
-  const [{ openStore, parseStoreKind }, { createRuntime }, { createView, elapsedLabel }, { runJson, summaryLine }, errors] =
-    await Promise.all([
+  const [{ chooseStore, openStore }, { createRuntime }, { createView, elapsedLabel }, { runJson, summaryLine }, errors] = await Promise.all(
+    [
       import('../../store/open.js'),
       import('../../runtime/runtime.js'),
       import('../run/view.js'),
       import('../run/output.js'),
       import('../../errors.js'),
-    ]);
-  const kind = options.store ?? process.env.AGENTPORT_STORE;
-  const databaseUrl = options.databaseUrl ?? process.env.AGENTPORT_DATABASE_URL;
-  const databaseSchema = options.databaseSchema ?? process.env.AGENTPORT_DATABASE_SCHEMA;
+    ],
+  );
   let store;
   try {
-    store = await openStore({
-      kind: kind ? parseStoreKind(kind, options.store ? '--store' : 'AGENTPORT_STORE') : 'file',
-      dataDir: dataDirOf(options),
-      ...(databaseUrl ? { databaseUrl } : {}),
-      ...(databaseSchema ? { databaseSchema } : {}),
-    });
+    store = await openStore(chooseStore(options, dataDirOf(options)));
   } catch (error) {
     throw new CommandError(errors.errorMessage(error));
   }

@@ -181,18 +181,10 @@ export function registerServeCommand(program: Command): void {
       }
       const [{ createAgentportServer }, { log }] = await Promise.all([import('../../server/createServer.js'), import('../../log.js')]);
       const dataDir = dataDirOf(options);
-      const { openStore, parseStoreKind } = await import('../../store/open.js');
+      const { chooseStore, openStore } = await import('../../store/open.js');
       let storeChoice;
       try {
-        const kind = options.store ?? process.env.AGENTPORT_STORE;
-        const databaseUrl = options.databaseUrl ?? process.env.AGENTPORT_DATABASE_URL;
-        const databaseSchema = options.databaseSchema ?? process.env.AGENTPORT_DATABASE_SCHEMA;
-        storeChoice = {
-          kind: kind ? parseStoreKind(kind, options.store ? '--store' : 'AGENTPORT_STORE') : ('file' as const),
-          dataDir,
-          ...(databaseUrl ? { databaseUrl } : {}),
-          ...(databaseSchema ? { databaseSchema } : {}),
-        };
+        storeChoice = chooseStore(options, dataDir);
       } catch (error) {
         fail(error instanceof Error ? error.message : String(error));
         return;

@@ -53,13 +53,17 @@ export function reachable(owner: string | undefined, caller: string | undefined 
   return caller === undefined || owner === caller;
 }
 
-/** The thread when it exists and the caller may see it; otherwise undefined (never an error). */
+/**
+ * The thread when it exists and the caller may see it; otherwise undefined. A store that cannot say
+ * (damaged data, a database out of reach) throws its own error: a thread is never reported missing
+ * because it could not be read.
+ */
 export async function visibleThread(
   store: Store,
   threadId: string,
   caller: string | undefined = currentCaller(),
 ): Promise<ThreadRecord | undefined> {
-  const thread = await store.getThread(threadId).catch(() => undefined);
+  const thread = await store.getThread(threadId);
   return thread && visibleTo(thread, caller) ? thread : undefined;
 }
 

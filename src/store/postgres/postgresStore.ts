@@ -55,6 +55,7 @@ import type {
 import { Coalescer } from './coalesce.js';
 import { databaseLabel, refusedForContent } from './failures.js';
 import { migrate } from './migrations.js';
+import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './schemaName.js';
 
 /** The largest file a thread may keep here (PostgreSQL's own limit for one value is 1 GB). */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -91,8 +92,6 @@ type StoredVariable =
   | { name: string; secret: false; scoped?: boolean; value: string }
   | { name: string; secret: true; scoped?: boolean; encrypted: EncryptedValue };
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
 export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   /** Connections holding advisory locks: a session lock belongs to the connection that took it. */
@@ -124,10 +123,7 @@ export class PostgresStore implements Store {
   constructor(private readonly options: PostgresStoreOptions) {
     const schema = options.schema ?? 'agentport';
     if (!SCHEMA_NAME.test(schema)) {
-      throw new AgentportError(
-        'INVALID_ARGUMENTS',
-        `database schema ${JSON.stringify(schema)} must be lowercase letters, digits and "_", starting with a letter`,
-      );
+      throw new AgentportError('INVALID_ARGUMENTS', `database schema ${JSON.stringify(schema)} must be ${SCHEMA_NAME_RULE}`);
     }
     if (options.secretKey !== undefined && options.secretKey.length !== SECRET_KEY_BYTES) {
       throw new AgentportError('SECRET_KEY_INVALID', `PostgresStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
