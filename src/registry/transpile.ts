@@ -118,7 +118,7 @@ let jitiVersion: string | undefined;
 const swept = new Set<string>();
 
 /**
- * Removes the folders earlier formats of this cache left beside it (`babel-1` beside `babel-2`, say). Only earlier
+ * Removes the folders earlier formats of this cache left beside it (`babel-2` beside `babel-3`, say). Only earlier
  * ones: a newer agentport sharing the cache directory keeps its own.
  */
 function sweepEarlierFormats(cacheDir: string): void {
@@ -132,7 +132,7 @@ function sweepEarlierFormats(cacheDir: string): void {
   swept.add(cacheDir);
 }
 
-/** The format number of a babel cache folder's name (`babel-2`: 2). */
+/** The format number of a babel cache folder's name (`babel-3`: 3). */
 function formatOf(name: string): number | undefined {
   const match = /^babel-(\d+)$/.exec(name);
   return match ? Number(match[1]) : undefined;
@@ -160,18 +160,15 @@ function cachedBabelTransform(options: TransformOptions, cacheDir: string | fals
   const mode = `${options.async === true ? 'async' : 'sync'}${options.retainLines === true ? '-lines' : ''}.jiti-${jitiVersion}`;
   const name = `${mode}.${digest(JSON.stringify(options.babel ?? {}), options.source)}.js`;
   const entry = path.join(folder, name);
-  try {
-    return { code: readFileSync(entry, 'utf8') };
-  } catch {
-    // Not cached yet.
-  }
+  const cached = readEntry(entry);
+  if (cached !== undefined) return { code: cached };
   const result = babelTransform(options);
   if (result.error !== undefined || result.code.includes('__JITI_ERROR__')) return result;
   // Whole or not at all, whoever else writes the same entry at the same time.
   const temp = `${entry}.${process.pid}.${Date.now()}.tmp`;
   try {
     mkdirSync(folder, { recursive: true });
-    writeFileSync(temp, result.code);
+    writeFileSync(temp, `${ENTRY_MARK}${digest(result.code)}\n${result.code}`);
     renameSync(temp, entry);
   } catch {
     // Only speed depends on the cache; a half-made entry is not left behind.
@@ -192,6 +189,27 @@ function cachedBabelTransform(options: TransformOptions, cacheDir: string | fals
     // What is left is never read; only space depends on this.
   }
   return result;
+}
+
+/**
+ * The first line of an entry: this mark and the digest of the code after it. A rename makes an entry whole for
+ * readers, but not for a power cut before the disk has it (an empty or cut entry) or a damaged disk: an entry whose
+ * code does not match its digest is a miss, transpiled again and rewritten, never run.
+ */
+const ENTRY_MARK = '//agentport-babel ';
+
+/** The code of a cache entry, or undefined when there is none or it is not whole. */
+function readEntry(entry: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(entry, 'utf8');
+  } catch {
+    return undefined; // Not cached yet.
+  }
+  const end = text.indexOf('\n');
+  if (end === -1 || !text.startsWith(ENTRY_MARK)) return undefined;
+  const code = text.slice(end + 1);
+  return text.slice(ENTRY_MARK.length, end) === digest(code) ? code : undefined;
 }
 
 /** A line that starts an import or a re-export, at the top level (column 0). */

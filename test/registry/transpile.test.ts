@@ -5,6 +5,7 @@
  * without interop, and what sucrase leaves to babel (namespaces, decorators,
  * code it would pass through invalid). Loaded through the real module loader.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,6 +21,14 @@ function cacheEntries(cacheDir: string): string[] {
     .filter((entry) => entry.isFile())
     .map((entry) => path.join(entry.parentPath, entry.name))
     .sort();
+}
+
+/** An entry's first line is the digest of the code after it (transpile.ts): rewrites the code and its digest. */
+function rewriteEntry(entry: string, change: (code: string) => string): void {
+  const text = readFileSync(entry, 'utf8');
+  const code = change(text.slice(text.indexOf('\n') + 1));
+  const digest = createHash('sha256').update(code).update('\0').digest('hex').slice(0, 40);
+  writeFileSync(entry, `${text.slice(0, text.indexOf(' ') + 1)}${digest}\n${code}`);
 }
 
 function folder(files: Record<string, string>): string {
@@ -47,7 +56,7 @@ describe('transpiling definition files', () => {
     const cacheRoot = tempDir('agentport-cache-');
     const cacheDir = path.join(cacheRoot, TRANSPILE_CACHE_FOLDER);
     // What an earlier format of the cache left goes with the first entry written; the rest of the cache stays.
-    writeFiles(cacheRoot, { 'babel-1/0123/async-4567.js': 'old', 'catalog-v2.jsonl': '{}' });
+    writeFiles(cacheRoot, { 'babel-2/0123/async-4567.js': 'old', 'catalog-v2.jsonl': '{}' });
     const loader = await createModuleLoader({ agentsDir: dir, cacheDir });
     const file = path.join(dir, 'prompts', 'p.ts');
     const module = await loader.load(file);
@@ -69,9 +78,9 @@ describe('transpiling definition files', () => {
     const again = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
     expect(again.meta).toEqual(module.meta);
     expect(cacheEntries(cacheDir)).toEqual(entries);
-    // What is served is the entry (rewritten here), not a new transform.
+    // What is served is the entry (rewritten here, with the digest of its new code), not a new transform.
     const entry = entries[0]!;
-    writeFileSync(entry, readFileSync(entry, 'utf8').replace('prompt: _waits.greeting', "prompt: 'from the cache'"));
+    rewriteEntry(entry, (code) => code.replace('prompt: _waits.greeting', "prompt: 'from the cache'"));
     const cached = await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file);
     expect((cached.default as { prompt: string }).prompt).toBe('from the cache');
     // A changed source is transpiled again; its entry replaces the earlier source's, so edits do not grow the cache.
@@ -93,7 +102,7 @@ describe('transpiling definition files', () => {
     const file = path.join(dir, 'prompts', 'meta.ts');
     // An earlier format of the cache goes with the first entry written; a later one (a newer agentport sharing the
     // directory) stays.
-    writeFiles(cacheRoot, { 'babel-1/old/async.x.js': 'old', 'babel-99/new/async.y.js': 'new' });
+    writeFiles(cacheRoot, { 'babel-2/old/async.x.js': 'old', 'babel-99/new/async.y.js': 'new' });
     const loader = await createModuleLoader({ agentsDir: dir, cacheDir });
     expect((await loader.load(file)).default).toEqual({ name: 'meta', file, version: 1 });
     expect(loader.loadSync(file).default).toEqual({ name: 'meta', file, version: 1 });
@@ -112,6 +121,25 @@ describe('transpiling definition files', () => {
     const afterSync = cacheEntries(cacheDir);
     expect(modes(afterSync)).toEqual(['async', 'sync']);
     expect(afterSync.some((entry) => first.includes(entry))).toBe(false);
+  });
+
+  it.each([
+    ['empty', () => ''],
+    ['cut short', (text: string) => text.slice(0, Math.floor(text.length / 2))],
+    ['garbage', (text: string) => text.replace(/[a-z]/g, '#')],
+    ['the code changed under its digest', (text: string) => text.replace("'meta'", "'other'")],
+  ])('[ST-5] transpiles a file again when its babel cache entry is damaged (%s), and rewrites the entry', async (_, damage) => {
+    const dir = folder({ 'prompts/meta.ts': "export default { name: 'meta', file: import.meta.filename };\n" });
+    const cacheDir = path.join(tempDir('agentport-cache-'), TRANSPILE_CACHE_FOLDER);
+    const file = path.join(dir, 'prompts', 'meta.ts');
+    expect((await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file)).default).toEqual({ name: 'meta', file });
+    const [entry] = cacheEntries(cacheDir);
+    const whole = readFileSync(entry!, 'utf8');
+    writeFileSync(entry!, damage(whole));
+    // What a power cut or a damaged disk leaves is never run: the file loads as it is, and the entry is whole again.
+    expect((await (await createModuleLoader({ agentsDir: dir, cacheDir })).load(file)).default).toEqual({ name: 'meta', file });
+    expect(cacheEntries(cacheDir)).toEqual([entry]);
+    expect(readFileSync(entry!, 'utf8')).toBe(whole);
   });
 
   it('leaves to babel what sucrase does not transpile the same way', async () => {
