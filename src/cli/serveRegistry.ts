@@ -10,11 +10,11 @@ import { log } from '../log.js';
 import { createLazyRegistry } from '../registry/lazyRegistry.js';
 import { displayPath } from '../registry/displayPath.js';
 import { TRANSPILE_CACHE_FOLDER } from '../registry/transpileCacheFolder.js';
-import { readStartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
+import { damagedLine, readStartupCache, type StartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
 import { startupCacheOf } from '../server/startupCache/build.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
 import { stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
-import type { SavedSearchIndex } from '../server/toolSearchSurface.js';
+import { DEFAULT_TOOL_SEARCH_THRESHOLD, searchIsOn, type SavedSearchIndex } from '../server/toolSearchSurface.js';
 import { buildToolCatalog, type ExposedTool } from '../server/toolCatalog.js';
 import { UPSTREAM_CONFIG_FILE } from '../upstream/configFile.js';
 import { agentsDirOf, cacheDirOf, dataDirOf, loadForCommand, type DirOptions, type LoadedForCommand } from './context.js';
@@ -33,6 +33,10 @@ export interface LoadedForServe extends LoadedForCommand {
 export interface ServeLoadOptions extends DirOptions {
   /** Where `${env:...}` is looked up (default: process.env). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** serve's options that decide whether its start reads every tool's input schema (tool search off). */
+  toolSearch?: string | undefined;
+  toolSearchThreshold?: string | undefined;
+  exposeUpstream?: boolean | undefined;
 }
 
 export async function loadForServe(options: ServeLoadOptions): Promise<LoadedForServe> {
@@ -44,7 +48,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   const stamps = stampFolder(agentsDir, [dataDir]);
   const upstreamFile = displayPath(path.join(agentsDir, UPSTREAM_CONFIG_FILE));
 
-  const cached = readStartupCache(cacheFile, agentsDir, stamps);
+  const cached = usableCache(readStartupCache(cacheFile, agentsDir, stamps), options);
   if (cached) {
     // mcp.json is read at every start: its ${env:} values are not cached. Its reader is loaded only when it is there.
     const issues: LoadIssue[] = [];
@@ -99,6 +103,26 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     }
   }
   return { registry, issues, errors, tools, startupCache: 'miss', stamps, ...saved };
+}
+
+/**
+ * The cache, unless the start would read every tool's input schema (tool search off) and one of its lines is damaged:
+ * the folder then loads in full, as it does with no cache, rather than the start failing on that line. With tool
+ * search on, a start reads none of them (a damaged one is left out of the index: toolSearchSurface.ts).
+ */
+function usableCache(cached: StartupCache | undefined, options: ServeLoadOptions): StartupCache | undefined {
+  if (!cached) return undefined;
+  const mode = options.toolSearch ?? 'auto';
+  const threshold = Number(options.toolSearchThreshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD);
+  // An invalid mode or threshold stops serve after the load: reading the lines then costs nothing that matters.
+  const searchOn =
+    options.exposeUpstream === true ||
+    ((mode === 'on' || mode === 'auto') && Number.isInteger(threshold) && searchIsOn(cached.tools.length, { mode, threshold }));
+  if (searchOn) return cached;
+  const damaged = damagedLine(cached.tools);
+  if (damaged === undefined) return cached;
+  log.warn(`${damaged}; loading the folder in full now`);
+  return undefined;
 }
 
 /**

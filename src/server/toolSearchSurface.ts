@@ -14,6 +14,7 @@ import {
   toolSearchInputSchema,
 } from '../search/toolSearchTool.js';
 import { JSON_SCHEMA_2020_12 } from '../definitions/jsonSchema.js';
+import { log } from '../log.js';
 import { listedTool, type ExposedTool } from './toolCatalog.js';
 
 type ToolSearchMode = 'auto' | 'on' | 'off';
@@ -52,8 +53,13 @@ export interface SavedSearchIndex {
   write(index: Uint8Array): void;
 }
 
+/** Whether tool search is on for this many exposed tools. */
+export function searchIsOn(count: number, settings: ToolSearchSettings): boolean {
+  return settings.mode === 'on' || (settings.mode === 'auto' && count > settings.threshold);
+}
+
 export function planSurface(tools: readonly ExposedTool[], settings: ToolSearchSettings, saved?: SavedSearchIndex): Surface {
-  const searchOn = settings.mode === 'on' || (settings.mode === 'auto' && tools.length > settings.threshold);
+  const searchOn = searchIsOn(tools.length, settings);
   if (!searchOn) {
     return { searchOn, listed: tools.map(listedTool), deferred: [], instructions: plainInstructions(tools) };
   }
@@ -68,14 +74,21 @@ export function planSurface(tools: readonly ExposedTool[], settings: ToolSearchS
   const deferred = tools.filter((tool) => !tool.alwaysLoad);
   const loaded = tools.filter((tool) => tool.alwaysLoad);
   let index: Promise<ToolSearchIndex> | undefined;
-  // Start building in the background once start-up is done, so the first search does not wait for it.
-  setTimeout(() => void (index ??= buildIndex(tools, saved)), INDEX_WARM_DELAY_MS).unref();
+  // A failed build is not kept: the next search builds it again rather than failing for the rest of the process.
+  const indexOnce = () =>
+    (index ??= buildIndex(tools, saved).catch((error: unknown) => {
+      index = undefined;
+      throw error;
+    }));
+  // Start building in the background once start-up is done, so the first search does not wait for it (and reports
+  // what failed, when it does).
+  setTimeout(() => void indexOnce().catch(() => {}), INDEX_WARM_DELAY_MS).unref();
   return {
     searchOn,
     listed: [...loaded.map(listedTool), toolSearchDefinition(deferred), callToolDefinition()],
     deferred,
     instructions: searchInstructions(tools.length, deferred),
-    index: () => (index ??= buildIndex(tools, saved)),
+    index: indexOnce,
   };
 }
 
@@ -101,12 +114,25 @@ async function buildIndex(tools: readonly ExposedTool[], saved?: SavedSearchInde
   const restored = saved ? ToolSearchIndex.restore(saved.read(), tools) : undefined;
   if (restored) return restored;
   const index = new ToolSearchIndex();
+  let leftOut = 0;
+  const searchable = (tool: ExposedTool): boolean => {
+    try {
+      void tool.inputSchema;
+      return true;
+    } catch (error) {
+      // A start-up cache's line damaged in place (cacheFile.ts; the file is removed, so the next start loads the
+      // folder in full): the other tools stay searchable, and this one callable by name.
+      log.warn(`tool search: ${tool.name} left out of the index: ${error instanceof Error ? error.message : String(error)}`);
+      leftOut++;
+      return false;
+    }
+  };
   for (let start = 0; start < tools.length; start += INDEX_CHUNK) {
     if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-    index.add(tools.slice(start, start + INDEX_CHUNK));
+    index.add(tools.slice(start, start + INDEX_CHUNK).filter(searchable));
   }
-  // After the search waiting for it has its answer.
-  if (saved) setImmediate(() => saved.write(index.save()));
+  // After the search waiting for it has its answer; an index missing a tool is not kept.
+  if (saved && leftOut === 0) setImmediate(() => saved.write(index.save()));
   return index;
 }
 

@@ -160,3 +160,78 @@ describe('serve with tool search and the start-up cache', () => {
     expect(model.unexpected).toEqual([]);
   }, 60_000);
 });
+
+describe('[ST-5] serve with a damaged start-up cache', () => {
+  const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' });
+  const cacheFile = (dataDir: string) => path.join(dataDir, 'cache', 'catalog-v2.jsonl');
+  const searchIndex = (dataDir: string) => path.join(dataDir, 'cache', 'search-v2.bin');
+
+  /** A folder served once (which saves its start-up cache), with the tools/list of that start. */
+  async function served(args: string[] = []) {
+    const root = tempDir('agentport-e2e-damaged-');
+    const agentsDir = path.join(root, 'agents');
+    const dataDir = path.join(root, '.agentport');
+    writeFiles(agentsDir, { 'models/m.ts': MODEL, 'prompts/alpha.ts': promptFile('alpha'), 'prompts/beta.ts': promptFile('beta') });
+    const cold = await connectStdio('legacy', { agentsDir, dataDir, env: env(), args });
+    const { tools } = await cold.client.listTools();
+    await cold.client.close();
+    return { agentsDir, dataDir, tools };
+  }
+
+  /** Overwrites the line of the first tool's input schema, keeping its length (a disk's damage, not a shorter file). */
+  function garbleFirstLine(dataDir: string) {
+    const bytes = readFileSync(cacheFile(dataDir));
+    const headerEnd = bytes.indexOf('\n');
+    const header = JSON.parse(bytes.toString('utf8', 0, headerEnd)) as { tools: Array<{ inputSchema: number }> };
+    const at = headerEnd + 1 + header.tools[0]!.inputSchema;
+    bytes.fill('#', at, bytes.indexOf('\n', at));
+    writeFileSync(cacheFile(dataDir), bytes);
+  }
+
+  it.each([
+    ['a cache file cut short', (dataDir: string) => writeFileSync(cacheFile(dataDir), readFileSync(cacheFile(dataDir)).subarray(0, -40))],
+    ['a tool line damaged in place', garbleFirstLine],
+  ])(
+    'starts with %s from a full load, with the same tools, and saves the cache again',
+    async (_, damage) => {
+      const { agentsDir, dataDir, tools } = await served();
+      damage(dataDir);
+      const warm = await connectStdio('legacy', { agentsDir, dataDir, env: env() });
+      try {
+        expect((await warm.client.listTools()).tools).toEqual(tools);
+      } finally {
+        await warm.client.close();
+      }
+      // Saved whole again: the next start reads every line of it.
+      const header = JSON.parse(readFileSync(cacheFile(dataDir), 'utf8').split('\n')[0]!) as { tools: unknown[] };
+      expect(header.tools).toHaveLength(2);
+      const next = await connectStdio('legacy', { agentsDir, dataDir, env: env() });
+      try {
+        expect((await next.client.listTools()).tools).toEqual(tools);
+      } finally {
+        await next.client.close();
+      }
+    },
+    60_000,
+  );
+
+  it('keeps tool search working with a tool line damaged in place and no saved index', async () => {
+    const args = ['--tool-search', 'on'];
+    const { agentsDir, dataDir } = await served(args);
+    rmSync(searchIndex(dataDir), { force: true });
+    garbleFirstLine(dataDir);
+    const warm = await connectStdio('legacy', { agentsDir, dataDir, env: env(), args });
+    try {
+      const search = (query: string) => warm.client.callTool({ name: 'tool_search', arguments: { query } });
+      // alpha's line is the damaged one: it is left out of the index, and every search still answers.
+      for (const query of ['select:beta', 'work on beta', 'select:beta,alpha']) {
+        const result = await search(query);
+        expect(result.isError).toBeFalsy();
+        expect((result.structuredContent as { tools: string[] }).tools).toEqual(['beta']);
+      }
+      expect(warm.stderr()).toMatch(/tool search: alpha left out of the index: start-up cache .* is not JSON/);
+    } finally {
+      await warm.client.close();
+    }
+  }, 60_000);
+});

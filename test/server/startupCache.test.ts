@@ -42,6 +42,9 @@ function folder(): { agentsDir: string; dataDir: string; marker: string } {
 }
 
 const load = (f: { agentsDir: string; dataDir: string }) => loadForServe({ dir: f.agentsDir, dataDir: f.dataDir });
+/** A start with tool search on, which reads no tool's line (with it off, a start reads them all). */
+const loadSearching = (f: { agentsDir: string; dataDir: string }) =>
+  loadForServe({ dir: f.agentsDir, dataDir: f.dataDir, toolSearch: 'on' });
 
 describe('the start-up cache', () => {
   it('is written by a clean load and used by the next start, with the same catalogue', async () => {
@@ -119,7 +122,7 @@ describe('the start-up cache', () => {
         .map((line) => JSON.parse(line) as unknown),
     ).toEqual(cold.tools!.flatMap((tool) => [tool.inputSchema, tool.annotations]));
 
-    const warm = await load(f);
+    const warm = await loadSearching(f);
     const beta = warm.tools!.find((tool) => tool.name === 'beta')!;
     expect(unparsed(beta, 'inputSchema')).toBe(true);
     expect(beta.inputSchema).toEqual(cold.tools!.find((tool) => tool.name === 'beta')!.inputSchema);
@@ -130,16 +133,13 @@ describe('the start-up cache', () => {
     expect(JSON.stringify(warm.tools)).toBe(JSON.stringify(cold.tools));
   });
 
-  it("names the cache file, and removes it, when a tool's schema line was damaged by hand", async () => {
+  it("names the cache file, and removes it, when a tool's schema line read after the start was damaged by hand", async () => {
     const f = folder();
     await load(f);
+    damageFirstLine(f);
     const file = startupCachePath(f.dataDir);
-    const bytes = readFileSync(file);
-    const headerEnd = bytes.indexOf('\n');
-    // Its first byte, `{`, made `[`.
-    bytes[headerEnd + 1 + firstTool(JSON.parse(bytes.toString('utf8', 0, headerEnd)) as Record<string, unknown>).inputSchema] = 0x5b;
-    writeFileSync(file, bytes);
-    const warm = await load(f);
+    // With tool search on, a start reads no tool's line.
+    const warm = await loadSearching(f);
     expect(warm.startupCache).toBe('hit');
     expect(() => warm.tools![0]!.inputSchema).toThrow(
       /start-up cache .*catalog-v2\.jsonl: the inputSchema of tool alpha is not JSON.*the file was removed, and the next start loads the folder in full/,
@@ -147,6 +147,34 @@ describe('the start-up cache', () => {
     expect(existsSync(file)).toBe(false);
     expect((await load(f)).startupCache).toBe('miss');
     expect((await load(f)).startupCache).toBe('hit');
+  });
+
+  it("[ST-5] loads in full when a start that reads every tool's line (tool search off) finds one damaged", async () => {
+    const f = folder();
+    const cold = await load(f);
+    damageFirstLine(f);
+    const next = await load(f);
+    expect(next.startupCache).toBe('miss');
+    expect(next.errors).toEqual([]);
+    expect(next.tools).toEqual(cold.tools);
+    expect((await load(f)).startupCache).toBe('hit');
+  });
+
+  it('[ST-5] never keeps a failed build of the search index: the next search builds it again', async () => {
+    const f = folder();
+    const cold = await load(f);
+    let failures = 1;
+    // A tool whose description cannot be read once (what a damaged read does), then can.
+    const flaky = Object.defineProperty({ ...cold.tools![0]!, name: 'flaky' }, 'description', {
+      get: () => {
+        if (failures-- > 0) throw new Error('read failed');
+        return 'A flaky tool.';
+      },
+      enumerable: true,
+    });
+    const surface = planSurface([...cold.tools!, flaky], { mode: 'on', threshold: 0 });
+    await expect(surface.index!()).rejects.toThrow('read failed');
+    expect((await surface.index!()).search('flaky').tools.map((tool) => tool.name)).toContain('flaky');
   });
 
   it('keeps the secret names, so hiding them imports nothing', async () => {
@@ -173,6 +201,19 @@ describe('the start-up cache', () => {
       ['a file was added', (f) => writeFileSync(path.join(f.agentsDir, 'prompts', 'gamma.ts'), prompt('gamma'))],
       ['a file was removed', (f) => rmSync(path.join(f.agentsDir, 'prompts', 'beta.ts'))],
       ['a helper module beside the definitions changed', (f) => writeFileSync(path.join(f.agentsDir, 'prompts', 'notes.md'), 'new')],
+      [
+        'the cache file was cut short',
+        (f) => writeFileSync(startupCachePath(f.dataDir), readFileSync(startupCachePath(f.dataDir)).subarray(0, -10)),
+      ],
+      [
+        'a tool line of the cache file lost its end',
+        (f) => {
+          const text = readFileSync(startupCachePath(f.dataDir), 'utf8');
+          // The newline after the first tool's schema made a space: the file keeps its length, two lines become one.
+          const second = text.indexOf('\n', text.indexOf('\n') + 1);
+          writeFileSync(startupCachePath(f.dataDir), `${text.slice(0, second)} ${text.slice(second + 1)}`);
+        },
+      ],
       ['the cache file is corrupt', (f) => writeFileSync(startupCachePath(f.dataDir), '{"format": 1, "tools": [')],
       ['the cache file is from another version', (f) => rewriteCache(f, (cache) => ({ ...cache, agentport: '0.0.0-other' }))],
       ['the cache file has another format', (f) => rewriteCache(f, (cache) => ({ ...cache, format: 99 }))],
@@ -251,7 +292,7 @@ describe('the start-up cache', () => {
     // Saved once built, after the search that waited for it; an earlier version's saved index goes.
     await new Promise((resolve) => setImmediate(resolve));
     expect(existsSync(older)).toBe(false);
-    const warm = await load(f);
+    const warm = await loadSearching(f);
     expect(warm.startupCache).toBe('hit');
     const saved = warm.savedSearchIndex?.read();
     expect(saved).toBeDefined();
@@ -267,6 +308,15 @@ describe('the start-up cache', () => {
     expect(changed.savedSearchIndex?.read()).toBeUndefined();
   });
 });
+
+/** Makes the first byte of the first tool's schema line, `{`, a `[`: the file keeps its length and lines. */
+function damageFirstLine(f: { dataDir: string }): void {
+  const file = startupCachePath(f.dataDir);
+  const bytes = readFileSync(file);
+  const headerEnd = bytes.indexOf('\n');
+  bytes[headerEnd + 1 + firstTool(JSON.parse(bytes.toString('utf8', 0, headerEnd)) as Record<string, unknown>).inputSchema] = 0x5b;
+  writeFileSync(file, bytes);
+}
 
 /** Rewrites the cache's header line, moving the tools' line offsets by however much its length changed. */
 function rewriteCache(f: { dataDir: string }, change: (cache: Record<string, unknown>) => Record<string, unknown>): void {

@@ -16,9 +16,10 @@
  * about a third of its time.
  *
  * It is used only when agentport's version, the agents folder and every
- * file's path, size and mtime (stamps.ts) are the same. Anything else (an
- * older or newer format, a header that does not parse, a changed folder) is
- * ignored and the cache is rebuilt. Written to a temporary file and renamed,
+ * file's path, size and times (stamps.ts) are the same. Anything else (an
+ * older or newer format, a header that does not parse, lines that are not
+ * the length the header gives or not whole, a changed folder) is ignored and
+ * the cache is rebuilt. Written to a temporary file and renamed,
  * so a reader never sees half a file.
  */
 import { randomUUID } from 'node:crypto';
@@ -33,7 +34,7 @@ import { VERSION } from '../version.js';
 import { sameStamps, type FileStamp } from './stamps.js';
 
 const STARTUP_CACHE_FILE = 'catalog-v2.jsonl';
-const FORMAT = 3;
+const FORMAT = 4;
 /** What earlier versions saved: removed when the cache is written again. */
 const OLDER_FILES = ['catalog-v1.json'];
 const NEWLINE = 0x0a;
@@ -59,6 +60,8 @@ export interface StartupCache {
  */
 interface CacheHeader extends Omit<StartupCache, 'tools'> {
   format: number;
+  /** The length in bytes of what follows the header: a file cut short (or grown) is not read. */
+  linesBytes: number;
   agentport: string;
   agentsDir: string;
   outputSchemas: Array<ExposedTool['outputSchema']>;
@@ -88,15 +91,24 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
   }
   if (!isCacheHeader(parsed) || parsed.format !== FORMAT || parsed.agentport !== VERSION || parsed.agentsDir !== agentsDir)
     return undefined;
+  if (parsed.linesBytes !== lines.length) return undefined;
   if (!sameStamps(parsed.files, stamps)) return undefined;
   // A file edited by hand can still parse: a definition must point at a stamped file.
   for (const [kind, name, at] of parsed.definitions) {
     if (!KINDS.has(kind) || typeof name !== 'string' || !Number.isInteger(at) || at < 0 || at >= parsed.files.length) return undefined;
   }
   const tools: ExposedTool[] = [];
+  // The lines follow each other in the tools' order, each whole: one cut short or joined to the next is not read.
+  let next = 0;
+  const isNextLine = (at: unknown): boolean => {
+    if (at !== next) return false;
+    const end = lines.indexOf(NEWLINE, next);
+    next = end + 1;
+    return end !== -1;
+  };
   for (const tool of parsed.tools) {
     // A hand edit can leave anything here: each tool is checked as far as this read relies on it.
-    if (typeof tool !== 'object' || tool === null || !LATE_FIELDS.every((field) => startsLine(tool[field], lines))) return undefined;
+    if (typeof tool !== 'object' || tool === null || !LATE_FIELDS.every((field) => isNextLine(tool[field]))) return undefined;
     const schema = parsed.outputSchemas[tool.outputSchema];
     if (!schema) return undefined;
     // The object just parsed becomes the tool (a copy of each of 10,000 tools would only make garbage).
@@ -105,6 +117,7 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
     for (const field of LATE_FIELDS) parsedWhenRead(exposed, field, lines, tool[field], file);
     tools.push(exposed);
   }
+  if (next !== lines.length) return undefined;
   return {
     files: parsed.files,
     definitions: parsed.definitions,
@@ -144,6 +157,7 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     format: FORMAT,
     agentport: VERSION,
     agentsDir,
+    linesBytes: offset,
     ...cache,
     id,
     outputSchemas: outputSchemas as CacheHeader['outputSchemas'],
@@ -170,9 +184,18 @@ export function writeFileAtomically(file: string, content: string | Uint8Array, 
   for (const older of replaces) rmSync(path.join(path.dirname(file), older), { force: true });
 }
 
-/** Whether `at` is the offset of a line in `lines` (the first, or just after a newline). */
-function startsLine(at: unknown, lines: Buffer): at is number {
-  return typeof at === 'number' && Number.isInteger(at) && at >= 0 && at < lines.length && (at === 0 || lines[at - 1] === NEWLINE);
+/**
+ * Reads every tool's late fields now, for a start that would read them all anyway (tool search off): a line damaged
+ * in place (whole, but not JSON) is then found before serving, so the start can load the folder in full instead.
+ * @returns why the cache cannot serve (its file then removed), or undefined when every line parsed
+ */
+export function damagedLine(tools: readonly ExposedTool[]): string | undefined {
+  try {
+    for (const tool of tools) for (const field of LATE_FIELDS) void tool[field];
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  return undefined;
 }
 
 /**
