@@ -57,10 +57,11 @@ export interface LoadedForCommand {
 /**
  * @param load.fresh loading again in this process (serve --watch): see LoadRegistryOptions.
  * @param load.env where `${env:}` in agents/mcp.json is looked up, when not process.env.
+ * @param load.onRead told each module file the load runs or transpiles (the start-up cache stamps them).
  */
 export async function loadForCommand(
   options: DirOptions,
-  load: { fresh?: boolean; env?: Readonly<Record<string, string | undefined>> } = {},
+  load: { fresh?: boolean; env?: Readonly<Record<string, string | undefined>>; onRead?: (file: string) => void } = {},
 ): Promise<LoadedForCommand> {
   const agentsDir = agentsDirOf(options);
   // A data folder inside the agents folder holds threads, not definitions (a file a tool stored may look like one).
@@ -73,6 +74,7 @@ export async function loadForCommand(
     cacheDir: path.join(cacheDirOf(options), TRANSPILE_CACHE_FOLDER),
     ...(load.env ? { env: load.env } : {}),
     ...(load.fresh ? { fresh: true } : {}),
+    ...(load.onRead ? { onRead: load.onRead } : {}),
     leaveOut,
     files,
   });

@@ -13,7 +13,7 @@ import { TRANSPILE_CACHE_FOLDER } from '../registry/transpileCacheFolder.js';
 import { damagedLine, readStartupCache, type StartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
 import { startupCacheOf } from '../server/startupCache/build.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
-import { stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
+import { stampFile, stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD, searchIsOn, type SavedSearchIndex } from '../server/toolSearchSurface.js';
 import { buildToolCatalog, type ExposedTool } from '../server/toolCatalog.js';
 import { UPSTREAM_CONFIG_FILE } from '../upstream/configFile.js';
@@ -76,7 +76,12 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   }
 
   // Only a folder without a cache of its own is checked (loadForCommand): a cached one passed these checks and has not changed.
-  const full = await loadForCommand(options, options.env ? { env: options.env } : {});
+  // Each file the load runs or transpiles, stamped when read: the cache is stale when one changes (stamps.ts).
+  const read = new Map<string, FileStamp>();
+  const onRead = (file: string) => {
+    if (!read.has(file)) read.set(file, stampFile(file));
+  };
+  const full = await loadForCommand(options, { onRead, ...(options.env ? { env: options.env } : {}) });
   const { registry, issues, errors } = full;
   if (errors.length) return { registry, issues, errors, startupCache: 'miss', stamps };
   let tools: ExposedTool[];
@@ -91,6 +96,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     stamps,
     tools,
     issues.filter((i) => i.severity === 'warning' && i.file !== upstreamFile),
+    read,
   );
   let saved: { savedSearchIndex: SavedSearchIndex } | undefined;
   if (content) {

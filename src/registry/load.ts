@@ -32,6 +32,8 @@ export interface LoadRegistryOptions {
   leaveOut?: readonly string[];
   /** The folder's definition files, when the caller has just discovered them (a big folder's walk is not repeated). */
   files?: readonly DiscoveredFile[];
+  /** Told each module file the load runs or transpiles (ModuleLoaderOptions.onRead). */
+  onRead?: (file: string) => void;
 }
 
 export interface LoadRegistryResult {
@@ -77,6 +79,7 @@ async function loadFiles(
         cacheDir: options.cacheDir ?? false,
         ...(options.fresh ? { fresh: true } : {}),
         ...(transpiler ? { transpiler } : {}),
+        ...(options.onRead ? { onRead: options.onRead } : {}),
       })
     : undefined;
 

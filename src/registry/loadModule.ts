@@ -30,6 +30,11 @@ export interface ModuleLoaderOptions {
   fresh?: boolean;
   /** A big folder's load (transpileAhead.ts): files come transpiled from this worker when it has them ready. */
   transpiler?: Transpiler;
+  /**
+   * Told each file the loader runs or transpiles, just after reading it (the start-up cache stamps them: a helper
+   * in a dot-folder or behind a link is no file of the folder's walk).
+   */
+  onRead?: (file: string) => void;
 }
 
 export type ModuleNamespace = Record<string, unknown>;
@@ -55,7 +60,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     import(pathToFileURL(packageEntry()).href) as Promise<ModuleNamespace>,
     zodOf(options.agentsDir),
   ]);
-  const { transpiler, cacheDir } = options;
+  const { transpiler, cacheDir, onRead } = options;
   const modules: Record<string, unknown> = {
     ...Object.fromEntries(PACKAGE_SPECIFIERS.map((specifier) => [specifier, api])),
     ...(ownZod.shared ? { zod: ownZod.module } : {}),
@@ -73,6 +78,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     // sucrase, with babel for what it does not cover (transpile.ts).
     transform: (transform) => {
       const { filename, source } = transform;
+      if (filename) onRead?.(filename);
       const async = transform.async === true;
       const given = filename && async ? handed.get(filename) : undefined;
       if (given !== undefined && given.source === source) {
@@ -105,6 +111,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     } catch {
       return fallback(file); // jiti reports it
     }
+    onRead?.(file);
     const code =
       ready?.code ?? sucraseTransform({ filename: file, source, ts: true, async: true, interopDefault: false }, { checked: false });
     if (code === undefined) return fallback(file); // babel's

@@ -86,7 +86,7 @@ function changedSince(
   ignoredFolders: readonly string[],
   ignored: (file: string) => boolean,
 ): string[] {
-  const stamp = (entry: FileStamp): string => `${entry[1]}:${entry[2]}`;
+  const stamp = (entry: FileStamp): string => entry.slice(1).join(':');
   const before = new Map(baseline.map((entry) => [entry[0], stamp(entry)]));
   const found: string[] = [];
   for (const entry of stampFolder(root, ignoredFolders)) {

@@ -5,7 +5,7 @@
  * tool is called. With tool search on, the second start restores the search
  * index the first saved.
  */
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeModelServer } from '../support/fakeModelServer.js';
@@ -233,5 +233,37 @@ describe('[ST-5] serve with a damaged start-up cache', () => {
     } finally {
       await warm.client.close();
     }
+  }, 60_000);
+});
+
+describe('[ST-5] serve sees every change to what the definitions read', () => {
+  const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' });
+  const descriptionOf = async (agentsDir: string, dataDir: string) => {
+    const server = await connectStdio('legacy', { agentsDir, dataDir, env: env() });
+    try {
+      return (await server.client.listTools()).tools.find((tool) => tool.name === 'beta')?.description;
+    } finally {
+      await server.client.close();
+    }
+  };
+
+  it('after a same-size edit whose modification time was put back, and after a helper in a dot-folder changed', async () => {
+    const root = tempDir('agentport-e2e-stale-');
+    const agentsDir = path.join(root, 'agents');
+    const dataDir = path.join(root, '.agentport');
+    const beta = path.join(agentsDir, 'prompts', 'beta.ts');
+    const helper = path.join(agentsDir, '.shared', 'desc.ts');
+    writeFiles(agentsDir, {
+      'models/m.ts': MODEL,
+      '.shared/desc.ts': "export const SUFFIX = 'one';\n",
+      'prompts/beta.ts': promptFile('beta', "import { SUFFIX } from '../.shared/desc';").replace("'The beta tool.'", "'AAAA ' + SUFFIX"),
+    });
+    expect(await descriptionOf(agentsDir, dataDir)).toBe('AAAA one');
+    const { atime, mtime } = statSync(beta);
+    writeFileSync(beta, readFileSync(beta, 'utf8').replace('AAAA', 'BBBB'));
+    utimesSync(beta, atime, mtime);
+    expect(await descriptionOf(agentsDir, dataDir)).toBe('BBBB one');
+    writeFileSync(helper, "export const SUFFIX = 'two';\n");
+    expect(await descriptionOf(agentsDir, dataDir)).toBe('BBBB two');
   }, 60_000);
 });

@@ -57,6 +57,21 @@ describe('[ST-5] the start-up cache key (stampFolder)', () => {
     expect(sameStamps(edited, stampFolder(dir))).toBe(true);
   });
 
+  it('changes with a same-size edit whose modification time was put back (touch -r, cp -p, rsync -t)', async () => {
+    await write('prompts/a.ts', 'aaaa');
+    const file = path.join(dir, 'prompts', 'a.ts');
+    const at = new Date('2026-01-02T03:04:05Z');
+    await utimes(file, at, at);
+    const before = stampFolder(dir);
+    // The change time moves on by the clock's next tick at the least.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await write('prompts/a.ts', 'bbbb');
+    await utimes(file, at, at);
+    const after = stampFolder(dir);
+    expect(after.map(([name, size, mtime]) => [name, size, mtime])).toEqual(before.map(([name, size, mtime]) => [name, size, mtime]));
+    expect(sameStamps(before, after)).toBe(false);
+  });
+
   it('leaves out the data folder when it lies inside the agents folder (what a call writes there is no edit)', async () => {
     await write('prompts/a.ts', 'a');
     await write('data/threads/t1/messages.jsonl', '{}');

@@ -3,7 +3,7 @@
  * clean full load, used while every file of the folder is unchanged, ignored
  * and rebuilt otherwise; with it, definition modules are imported on first use.
  */
-import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadForServe } from '../../src/cli/serveRegistry.js';
@@ -244,6 +244,56 @@ describe('the start-up cache', () => {
       expect(next.errors).toEqual([]);
       // Rebuilt: the start after that uses it again.
       expect((await load(f)).startupCache).toBe('hit');
+    });
+
+    const helperPrompt = (from: string) =>
+      prompt('beta')
+        .replace("'The beta tool.'", 'DESCRIPTION')
+        .replace("import { z } from 'zod';", `import { z } from 'zod';\nimport { DESCRIPTION } from '${from}';`);
+    const helperCases: Array<[string, Record<string, string>, (f: ReturnType<typeof folder>) => void]> = [
+      [
+        'a helper module in a dot-folder changed',
+        { '.shared/desc.ts': "export const DESCRIPTION = 'one';\n", 'prompts/beta.ts': helperPrompt('../.shared/desc') },
+        (f) => writeFileSync(path.join(f.agentsDir, '.shared', 'desc.ts'), "export const DESCRIPTION = 'two';\n"),
+      ],
+      [
+        'a helper dot-file changed',
+        { 'prompts/.desc.ts': "export const DESCRIPTION = 'one';\n", 'prompts/beta.ts': helperPrompt('./.desc') },
+        (f) => writeFileSync(path.join(f.agentsDir, 'prompts', '.desc.ts'), "export const DESCRIPTION = 'two';\n"),
+      ],
+      [
+        'a helper module reached through a linked folder changed',
+        { 'prompts/beta.ts': helperPrompt('../linked/desc') },
+        (f) => writeFileSync(path.join(f.agentsDir, '..', 'elsewhere', 'desc.ts'), "export const DESCRIPTION = 'two';\n"),
+      ],
+    ];
+    it.each(helperCases)('[ST-5] %s', async (_, files, change) => {
+      const f = folder();
+      writeFiles(f.agentsDir, files);
+      writeFiles(path.join(f.agentsDir, '..', 'elsewhere'), { 'desc.ts': "export const DESCRIPTION = 'one';\n" });
+      symlinkSync(path.join(f.agentsDir, '..', 'elsewhere'), path.join(f.agentsDir, 'linked'));
+      expect((await load(f)).tools?.find((tool) => tool.name === 'beta')?.description).toBe('one');
+      expect((await load(f)).startupCache).toBe('hit');
+      change(f);
+      const next = await load(f);
+      expect(next.startupCache).toBe('miss');
+      expect(next.tools?.find((tool) => tool.name === 'beta')?.description).toBe('two');
+      expect((await load(f)).startupCache).toBe('hit');
+    });
+
+    it('[ST-5] an icon file in a dot-folder changed', async () => {
+      const f = folder();
+      writeFiles(f.agentsDir, {
+        '.icons/beta.svg': '<svg xmlns="http://www.w3.org/2000/svg"/>',
+        'prompts/beta.ts': prompt('beta').replace('exposeAsTool: true,', "exposeAsTool: true, icon: '.icons/beta.svg',"),
+      });
+      await load(f);
+      expect((await load(f)).startupCache).toBe('hit');
+      writeFileSync(path.join(f.agentsDir, '.icons', 'beta.svg'), '<svg xmlns="http://www.w3.org/2000/svg"><g/></svg>');
+      const next = await load(f);
+      expect(next.startupCache).toBe('miss');
+      const icon = next.tools?.find((tool) => tool.name === 'beta')?.icons?.[0]?.src ?? '';
+      expect(Buffer.from(icon.split(',')[1]!, 'base64').toString()).toContain('<g/>');
     });
 
     it('a changed description is served after the rebuild', async () => {

@@ -10,18 +10,21 @@ import { secretNamesOf } from '../../registry/secretNames.js';
 import type { Registry } from '../../registry/types.js';
 import type { ExposedTool } from '../toolCatalog.js';
 import type { StartupCache } from './cacheFile.js';
-import type { FileStamp } from './stamps.js';
+import { stampFile, type FileStamp } from './stamps.js';
 
 /**
  * Undefined when a definition does not come from one module file of the
  * folder (a `.prompty` file, whose `${env:}` and `${file:}` values the stamps
  * do not cover): such folders load in full at every start.
+ * @param read the stamps of the files the load read (absolute paths), taken when it read them; those the walk
+ *   stamped are left out, and the icons' files are added
  */
 export function startupCacheOf(
   registry: Registry,
   stamps: FileStamp[],
   tools: ExposedTool[],
   warnings: LoadIssue[],
+  read: ReadonlyMap<string, FileStamp> = new Map(),
 ): StartupCache | undefined {
   const fileIndex = new Map(stamps.map(([file], i) => [file, i]));
   const definitions: StartupCache['definitions'] = [];
@@ -41,5 +44,25 @@ export function startupCacheOf(
       definitions.push([kind, name, at]);
     }
   }
-  return { files: stamps, definitions, secretNames: secretNamesOf(registry), warnings, tools };
+  // A walked file is known by its stamp, not its path: jiti may name a file by its real path, through the links the
+  // walk's path goes through.
+  const walked = new Set(stamps.map(identity));
+  const others = new Map([...read].filter(([, stamp]) => !walked.has(identity(stamp))));
+  for (const file of iconFiles(registry)) {
+    const stamp = stampFile(file);
+    if (!walked.has(identity(stamp))) others.set(file, stamp);
+  }
+  return { files: stamps, read: [...others.values()], definitions, secretNames: secretNamesOf(registry), warnings, tools };
+}
+
+/** A file's size, times and inode: the same for one file under two paths, and (in practice) for no two files. */
+const identity = (stamp: FileStamp): string => stamp.slice(1).join(':');
+
+/** The image files prompts and agents name as icons (URLs are no files), by absolute path. */
+function iconFiles(registry: Registry): string[] {
+  const icons = [...registry.prompts.values(), ...registry.agents.values()].map((entry) => entry.definition.icon);
+  // A URL has a scheme; a Windows drive letter is no scheme (icons.ts).
+  const isFile = (icon: string | undefined): icon is string =>
+    icon !== undefined && (!/^[a-z][a-z0-9+.-]*:/i.test(icon) || /^[a-z]:[\\/]/i.test(icon));
+  return icons.filter(isFile).map((icon) => path.resolve(registry.agentsDir, icon));
 }

@@ -31,7 +31,7 @@ import type { JsonSchema } from '../../definitions/jsonSchema.js';
 import type { SecretNames } from '../../registry/types.js';
 import type { ExposedTool } from '../toolCatalog.js';
 import { VERSION } from '../version.js';
-import { sameStamps, type FileStamp } from './stamps.js';
+import { sameStamps, stampFile, type FileStamp } from './stamps.js';
 
 const STARTUP_CACHE_FILE = 'catalog-v2.jsonl';
 const FORMAT = 4;
@@ -43,6 +43,8 @@ const KINDS = new Set<string>(['model', 'prompt', 'tool', 'hook', 'agent'] satis
 /** What a start needs, as read back from the cache. */
 export interface StartupCache {
   files: FileStamp[];
+  /** Files the full load read that are not among `files` (a helper in a dot-folder, an icon), by absolute path. */
+  read: FileStamp[];
   /** Each definition with the index of its file in `files`. */
   definitions: Array<[kind: DefinitionKind, name: string, file: number]>;
   secretNames: SecretNames;
@@ -93,6 +95,13 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
     return undefined;
   if (parsed.linesBytes !== lines.length) return undefined;
   if (!sameStamps(parsed.files, stamps)) return undefined;
+  if (
+    !sameStamps(
+      parsed.read,
+      parsed.read.map((stamp) => stampFile(String((stamp as unknown[])[0]))),
+    )
+  )
+    return undefined;
   // A file edited by hand can still parse: a definition must point at a stamped file.
   for (const [kind, name, at] of parsed.definitions) {
     if (!KINDS.has(kind) || typeof name !== 'string' || !Number.isInteger(at) || at < 0 || at >= parsed.files.length) return undefined;
@@ -120,6 +129,7 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
   if (next !== lines.length) return undefined;
   return {
     files: parsed.files,
+    read: parsed.read,
     definitions: parsed.definitions,
     secretNames: parsed.secretNames,
     warnings: parsed.warnings,
@@ -235,6 +245,7 @@ function isCacheHeader(value: unknown): value is CacheHeader {
   const file = value as Partial<Record<keyof CacheHeader, unknown>>;
   return (
     Array.isArray(file.files) &&
+    Array.isArray(file.read) &&
     Array.isArray(file.definitions) &&
     Array.isArray(file.tools) &&
     Array.isArray(file.outputSchemas) &&

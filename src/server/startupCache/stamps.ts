@@ -1,15 +1,19 @@
 /**
  * What the start-up cache is keyed by: every file under the agents folder
  * (definition files, the modules they import from inside it, agents/mcp.json,
- * icons) with its size and modification time. Any difference, a file added or
- * removed included, makes the cache stale.
+ * icons) with its size, modification and change times and inode, and the files
+ * a full load read that the walk does not see (stampFile). Any difference, a
+ * file added or removed included, makes the cache stale. The change time and
+ * inode catch an edit that kept the size and put the modification time back
+ * (`touch -r`, `cp -p`, `rsync -t`): no one can set a change time, and a copy
+ * renamed into place is another inode.
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { walkFolderSync } from '../../registry/folderWalk.js';
 
-/** A file's path relative to the agents folder (with `/`), its size in bytes and its mtime in ms. */
-export type FileStamp = [file: string, size: number, mtimeMs: number];
+/** A file's path (relative to the agents folder, with `/`; or absolute, from stampFile), size in bytes, mtime and ctime in ms, inode. */
+export type FileStamp = [file: string, size: number, mtimeMs: number, ctimeMs: number, inode: number];
 
 /**
  * Every file under `agentsDir` that discovery could read (registry/folderWalk.ts), sorted by path, leaving
@@ -41,7 +45,7 @@ export function stampFolder(agentsDir: string, excluded: readonly string[] = [])
     try {
       // Undefined when gone since the listing (or a dangling link): not part of the folder.
       const stat = statSync(`${entry.parentPath}${path.sep}${entry.name}`, { throwIfNoEntry: false });
-      if (stat?.isFile()) stamps.push([`${prefixOf(entry.parentPath)}${entry.name}`, stat.size, stat.mtimeMs]);
+      if (stat?.isFile()) stamps.push([`${prefixOf(entry.parentPath)}${entry.name}`, stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino]);
     } catch {
       // A link that cannot be followed (a loop, say): not part of the folder either.
     }
@@ -49,12 +53,24 @@ export function stampFolder(agentsDir: string, excluded: readonly string[] = [])
   return stamps.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
+/** One file by its absolute path; a file that is not there (or not a file) has -1 for size, times and inode. */
+export function stampFile(file: string): FileStamp {
+  let stat;
+  try {
+    stat = statSync(file, { throwIfNoEntry: false });
+  } catch {
+    // A link that cannot be followed: as good as gone.
+  }
+  return stat?.isFile() ? [file, stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino] : [file, -1, -1, -1, -1];
+}
+
 export function sameStamps(a: readonly FileStamp[], b: readonly FileStamp[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
-    const [fileA, sizeA, timeA] = a[i]!;
-    const [fileB, sizeB, timeB] = b[i]!;
-    if (fileA !== fileB || sizeA !== sizeB || timeA !== timeB) return false;
+    const stampA = a[i]!;
+    const stampB = b[i]!;
+    // A stamp read back from the cache may be any JSON: compared field by field, a short one never matches.
+    if (!Array.isArray(stampA) || stampA.length !== stampB.length || stampA.some((value, at) => value !== stampB[at])) return false;
   }
   return true;
 }
