@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   THREAD_EXISTS: 'a thread with that id already exists',
   THREAD_TERMINATED: 'the thread was terminated and cannot run again',
   THREAD_BUSY: 'another process is running a turn of the thread',
+  THREAD_LOCK_LOST: "the turn lost the thread's lock (its database connection dropped) and was stopped",
   INVALID_THREAD_ID: 'a thread id is not of the safe form',
   INVALID_PATH: 'a file path is malformed or escapes the folder it must stay in',
   SECRET_KEY_INVALID: 'the secret key does not hold 32 bytes',
@@ -99,7 +100,10 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw abortError(signal);
 }
 
-/** The run stopped because its caller or the server stopped it: not a failure of the run itself. */
+/**
+ * The run stopped because its caller or the server stopped it, or it lost its thread's lock: not a failure of the
+ * run itself, and no tool's error to hand to the model.
+ */
 export function isStop(error: unknown): error is AgentportError {
-  return hasCode(error, 'CANCELLED') || hasCode(error, 'INTERRUPTED');
+  return hasCode(error, 'CANCELLED') || hasCode(error, 'INTERRUPTED') || hasCode(error, 'THREAD_LOCK_LOST');
 }

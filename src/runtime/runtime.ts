@@ -105,6 +105,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     retryBaseDelayMs: options.retryBaseDelayMs,
     log,
     activeRuns: new Map(),
+    lostLocks: new Map(),
     startQueuedTurn: (threadId, message) => {
       oneAtATime(threadId, () => continueWith(threadId, message)).catch((error: unknown) =>
         log(`a queued message could not start a turn on thread ${threadId}: ${errorMessage(error)}`),
@@ -152,7 +153,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // Turns of one thread run one after another: in this process by a queue, across processes by the store's lock.
   const turns = new Map<string, Promise<unknown>>();
   const oneAtATime = <T>(threadId: string | undefined, run: () => Promise<T>): Promise<T> =>
-    threadId ? oneAtATimeFor(turns, threadId, () => withThreadLock(store, threadId, run)) : run();
+    threadId ? oneAtATimeFor(turns, threadId, () => withThreadLock(shared, threadId, run)) : run();
 
   const runPrompt = (request: RunRequest): Promise<RunResult> => {
     const current = services;
@@ -397,12 +398,26 @@ async function oneAtATimeFor<T>(queues: Map<string, Promise<unknown>>, key: stri
 /** How long a call waits for another process's turn of the same thread before THREAD_BUSY. */
 const THREAD_LOCK_WAIT_MS = 10_000;
 
-async function withThreadLock<T>(store: Store, threadId: string, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work` (a turn) holding the thread's store lock. A lock lost on the way (the PostgreSQL store's connection
+ * dropped) fences the turn: another process may run the thread from then on, so the run in progress is aborted with
+ * THREAD_LOCK_LOST, and one that starts later within `work` stops at once (execute.ts reads `lostLocks`).
+ */
+async function withThreadLock<T>(
+  services: Pick<Services, 'store' | 'activeRuns' | 'lostLocks'>,
+  threadId: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const { store, activeRuns, lostLocks } = services;
   if (!store.lockThread || !(await store.getThread(threadId))) return work();
-  const release = await store.lockThread(threadId, THREAD_LOCK_WAIT_MS);
+  const release = await store.lockThread(threadId, THREAD_LOCK_WAIT_MS, (error) => {
+    lostLocks.set(threadId, error);
+    activeRuns.get(threadId)?.abort(error);
+  });
   try {
     return await work();
   } finally {
+    lostLocks.delete(threadId);
     await release();
   }
 }

@@ -86,6 +86,7 @@ import {
   normalizeThreadPath,
   resolveThreadFile,
 } from './paths.js';
+import { threadFileError } from './hostErrors.js';
 import { acquireThreadLock } from './threadLock.js';
 import { Packs, frame, packOf } from './packs.js';
 import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
@@ -1150,61 +1151,69 @@ export class FileStore implements Store {
     const threadPath = normalizeThreadPath(filePath);
     const ref = buildFileRef(threadPath, data, info);
     const bytes = copyBytes(data); // the caller may reuse its buffer while we wait our turn
-    return this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      await this.materializeAlone(threadId);
-      const filesDir = this.filesDir(threadId);
-      await mkdir(filesDir, { recursive: true });
-      const { hostPath } = await resolveThreadFile(filesDir, threadPath);
-      const index = await this.readIndex(threadId);
-      const clash = pathClash(threadPath, Object.keys(index.files));
-      if (clash !== undefined) {
-        throw new AgentportError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(filePath)}: ${clash}`);
-      }
-      try {
-        await mkdir(path.dirname(hostPath), { recursive: true });
-        // Temp file + rename: readers never see half a file, and a symlink planted at the
-        // target is replaced rather than followed.
-        await writeAtomic(hostPath, bytes);
-      } catch (err) {
-        const code = errnoCode(err);
-        if (code === 'EISDIR' || code === 'ENOTDIR' || code === 'EEXIST' || code === 'ENOTEMPTY') {
-          throw new AgentportError(
-            'INVALID_PATH',
-            `Cannot write thread file ${JSON.stringify(filePath)}: a file and a directory clash on that path`,
-            undefined,
-            { cause: err },
-          );
+    return this.queue
+      .run(threadId, async () => {
+        await this.requireThread(threadId);
+        await this.materializeAlone(threadId);
+        const filesDir = this.filesDir(threadId);
+        await mkdir(filesDir, { recursive: true });
+        const { hostPath } = await resolveThreadFile(filesDir, threadPath);
+        const index = await this.readIndex(threadId);
+        const clash = pathClash(threadPath, Object.keys(index.files));
+        if (clash !== undefined) {
+          throw new AgentportError('INVALID_PATH', `Cannot write thread file ${JSON.stringify(filePath)}: ${clash}`);
         }
-        throw err;
-      }
-      index.files[threadPath] = ref;
-      await writeJsonAtomic(this.indexFile(threadId), index);
-      return { ...ref };
-    });
+        try {
+          await mkdir(path.dirname(hostPath), { recursive: true });
+          // Temp file + rename: readers never see half a file, and a symlink planted at the
+          // target is replaced rather than followed.
+          await writeAtomic(hostPath, bytes);
+        } catch (err) {
+          const code = errnoCode(err);
+          if (code === 'EISDIR' || code === 'ENOTDIR' || code === 'EEXIST' || code === 'ENOTEMPTY') {
+            throw new AgentportError(
+              'INVALID_PATH',
+              `Cannot write thread file ${JSON.stringify(filePath)}: a file and a directory clash on that path`,
+              undefined,
+              { cause: err },
+            );
+          }
+          throw err;
+        }
+        index.files[threadPath] = ref;
+        await writeJsonAtomic(this.indexFile(threadId), index);
+        return { ...ref };
+      })
+      .catch((error: unknown) => {
+        throw threadFileError(error, 'write', threadId, threadPath);
+      });
   }
 
   /** {@inheritDoc Store.readFile} Only files written through the store (listed in files.json) are found. */
   async readFile(threadId: string, filePath: string): Promise<{ data: Uint8Array; ref: AttachmentRef } | undefined> {
     assertValidThreadId(threadId);
     const threadPath = normalizeThreadPath(filePath);
-    return this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      // Check for escapes before anything else, so a planted symlink is an error, not "not found".
-      const { hostPath } = await resolveThreadFile(this.filesDir(threadId), threadPath);
-      const ref = (await this.readIndex(threadId)).files[threadPath];
-      if (ref === undefined) return undefined;
-      let buf: Buffer;
-      try {
-        buf = await readFile(hostPath);
-      } catch (err) {
-        const code = errnoCode(err);
-        if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
-        throw err;
-      }
-      // The bytes on disk are the truth for the size (the index could predate a crash).
-      return { data: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), ref: { ...ref, size: buf.byteLength } };
-    });
+    return this.queue
+      .run(threadId, async () => {
+        await this.requireThread(threadId);
+        // Check for escapes before anything else, so a planted symlink is an error, not "not found".
+        const { hostPath } = await resolveThreadFile(this.filesDir(threadId), threadPath);
+        const ref = (await this.readIndex(threadId)).files[threadPath];
+        if (ref === undefined) return undefined;
+        let buf: Buffer;
+        try {
+          buf = await readFile(hostPath);
+        } catch (err) {
+          const code = errnoCode(err);
+          if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
+          throw err;
+        }
+        // The bytes on disk are the truth for the size (the index could predate a crash).
+        return { data: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), ref: { ...ref, size: buf.byteLength } };
+      })
+      .catch((error: unknown) => {
+        throw threadFileError(error, 'read', threadId, threadPath);
+      });
   }
 
   /** {@inheritDoc Store.listFiles} */
@@ -1224,20 +1233,24 @@ export class FileStore implements Store {
   async deleteFile(threadId: string, filePath: string): Promise<boolean> {
     assertValidThreadId(threadId);
     const threadPath = normalizeThreadPath(filePath);
-    return this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      const filesDir = this.filesDir(threadId);
-      // As in readFile: a path through a planted symlink is an error, and nothing is removed.
-      const { hostPath } = await resolveThreadFile(filesDir, threadPath);
-      const index = await this.readIndex(threadId);
-      if (index.files[threadPath] === undefined) return false;
-      delete index.files[threadPath];
-      // Index first: once it is replaced the file is gone for every reader. A crash before the
-      // unlink leaves only unlisted bytes, which a later write at that path replaces.
-      await writeJsonAtomic(this.indexFile(threadId), index);
-      await removeFile(filesDir, hostPath);
-      return true;
-    });
+    return this.queue
+      .run(threadId, async () => {
+        await this.requireThread(threadId);
+        const filesDir = this.filesDir(threadId);
+        // As in readFile: a path through a planted symlink is an error, and nothing is removed.
+        const { hostPath } = await resolveThreadFile(filesDir, threadPath);
+        const index = await this.readIndex(threadId);
+        if (index.files[threadPath] === undefined) return false;
+        delete index.files[threadPath];
+        // Index first: once it is replaced the file is gone for every reader. A crash before the
+        // unlink leaves only unlisted bytes, which a later write at that path replaces.
+        await writeJsonAtomic(this.indexFile(threadId), index);
+        await removeFile(filesDir, hostPath);
+        return true;
+      })
+      .catch((error: unknown) => {
+        throw threadFileError(error, 'delete', threadId, threadPath);
+      });
   }
 
   // ---- variables -----------------------------------------------------------------------

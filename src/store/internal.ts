@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
-import { assertValidThreadId } from './paths.js';
+import { assertValidThreadId, hasControlCharacter } from './paths.js';
 import type {
   AttachmentRef,
   FileInfo,
@@ -242,7 +242,8 @@ export function buildMessage(threadId: string, seq: number, message: NewMessage)
   if (typeof message.role !== 'string' || !ROLES.has(message.role)) {
     throw new AgentportError('INVALID_ARGUMENTS', `message for thread ${threadId} has an invalid role ${JSON.stringify(message.role)}`);
   }
-  if (message.id !== undefined && (typeof message.id !== 'string' || message.id.length === 0)) {
+  // A NUL cannot be kept in a PostgreSQL text column (the id is one there): refused by every store alike.
+  if (message.id !== undefined && (typeof message.id !== 'string' || message.id.length === 0 || message.id.includes('\0'))) {
     throw new AgentportError('INVALID_ARGUMENTS', `message for thread ${threadId} has an invalid id`);
   }
   const { id: givenId, ...rest } = message;
@@ -274,6 +275,8 @@ export function validateMessagePatch(threadId: string, id: string, patch: Messag
   if (typeof id !== 'string' || id.length === 0) {
     throw new AgentportError('INVALID_ARGUMENTS', `updateMessage for thread ${threadId} needs a non-empty message id`);
   }
+  // No message has such an id (appendMessage refuses it); the database would refuse it as text.
+  if (id.includes('\0')) throw messageNotFound(threadId, id);
   if (!isPlainObject(patch)) {
     throw new AgentportError('INVALID_ARGUMENTS', `updateMessage of message "${id}" in thread ${threadId} needs an object patch`);
   }
@@ -332,7 +335,8 @@ export function validateMessageIds(threadId: string, ids: readonly string[]): st
       throw new AgentportError('INVALID_ARGUMENTS', `deleteMessages for thread ${threadId} needs message ids as strings`);
     }
   }
-  return [...new Set<string>(ids)];
+  // An id holding a NUL matches no message (appendMessage refuses it), and the database would refuse it as text.
+  return [...new Set<string>(ids)].filter((id) => !id.includes('\0'));
 }
 
 /** The error for `updateMessage` of a message id the thread does not have. */
@@ -387,6 +391,13 @@ export function validateVariables(threadId: string, values: VariableValue[]): Va
   return values.map((v, i) => {
     if (!isPlainObject(v) || typeof v.name !== 'string' || v.name.length === 0) {
       throw new AgentportError('INVALID_ARGUMENTS', `variable #${i} for thread ${threadId} needs a non-empty name`);
+    }
+    // Names print in messages and logs (a control character would hide or fake text), and PostgreSQL keeps them as text (no NUL).
+    if (hasControlCharacter(v.name)) {
+      throw new AgentportError(
+        'INVALID_ARGUMENTS',
+        `variable ${JSON.stringify(v.name)} for thread ${threadId} has a control character in its name: use printable characters`,
+      );
     }
     if (typeof v.value !== 'string') {
       throw new AgentportError('INVALID_ARGUMENTS', `variable "${v.name}" for thread ${threadId} needs a string value`);

@@ -34,15 +34,39 @@ export function assertValidThreadId(id: unknown, what = 'thread id'): asserts id
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
+/** Whether `text` holds a control character (NUL included). */
+export function hasControlCharacter(text: string): boolean {
+  return CONTROL_CHARS.test(text);
+}
+
 // Kept local (not imported from internal.ts) so this module has no import cycle.
 function errnoCode(err: unknown): string | undefined {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   return typeof code === 'string' ? code : undefined;
 }
 
+/** A path too long to quote whole in a message (the model reads it): its start and its length. */
+function shorten(input: string): string {
+  return input.length <= 100 ? input : `${input.slice(0, 60)}… (${input.length} characters)`;
+}
+
 function invalidPath(input: string, reason: string): AgentportError {
   return new AgentportError('INVALID_PATH', `Invalid thread file path ${JSON.stringify(input)}: ${reason}`);
 }
+
+/** A file's own name: not blank, `.` or `..`, no path separator and no control character. */
+export function isPlainFileName(name: string): boolean {
+  return name.trim() !== '' && name !== '.' && name !== '..' && !/[/\\]/.test(name) && !CONTROL_CHARS.test(name);
+}
+
+/** Longest name of one path segment, in UTF-8 bytes: what file systems allow (ext4, APFS, NTFS's 255 units). */
+const MAX_SEGMENT_BYTES = 255;
+/**
+ * Longest normalised thread path, in UTF-8 bytes. Every store refuses longer ones alike: the file store's host path
+ * (data folder, thread id, this) must stay under the host's limit (4096 bytes on Linux, 1024 on macOS: less there
+ * only with a long data folder), and a path is something a model has to repeat.
+ */
+const MAX_PATH_BYTES = 1024;
 
 /**
  * Normalises a thread file path to POSIX form rooted at `/`: `attachments//a/./b.png` becomes
@@ -51,13 +75,10 @@ function invalidPath(input: string, reason: string): AgentportError {
  * Refused (`AgentportError` `INVALID_PATH`, naming the path): empty paths, NUL and other control
  * characters, backslashes (a separator on Windows, so `..\x` would be a traversal there), any
  * `..` segment (even one that would stay inside: a path that needs one is a mistake or an
- * attack), and on Windows a `:` (drive letters and alternate data streams).
+ * attack), a name over {@link MAX_SEGMENT_BYTES} bytes or a path over {@link MAX_PATH_BYTES} bytes (so all
+ * stores agree, and the file store never meets the host's own limits), and on Windows a `:` (drive letters and
+ * alternate data streams).
  */
-/** A file's own name: not blank, `.` or `..`, no path separator and no control character. */
-export function isPlainFileName(name: string): boolean {
-  return name.trim() !== '' && name !== '.' && name !== '..' && !/[/\\]/.test(name) && !CONTROL_CHARS.test(name);
-}
-
 export function normalizeThreadPath(input: string): string {
   if (typeof input !== 'string' || input.length === 0) {
     throw invalidPath(String(input), 'the path is empty');
@@ -72,9 +93,17 @@ export function normalizeThreadPath(input: string): string {
   for (const segment of input.split('/')) {
     if (segment === '' || segment === '.') continue;
     if (segment === '..') throw invalidPath(input, '".." segments are not allowed');
+    // A UTF-16 unit is at most 3 bytes in UTF-8: shorter names need no count.
+    if (segment.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(segment) > MAX_SEGMENT_BYTES) {
+      throw invalidPath(shorten(input), `a name in it is longer than ${MAX_SEGMENT_BYTES} bytes (UTF-8)`);
+    }
     out.push(segment);
   }
-  return '/' + out.join('/');
+  const normalized = '/' + out.join('/');
+  if (normalized.length * 3 > MAX_PATH_BYTES && Buffer.byteLength(normalized) > MAX_PATH_BYTES) {
+    throw invalidPath(shorten(input), `it is longer than ${MAX_PATH_BYTES} bytes (UTF-8)`);
+  }
+  return normalized;
 }
 
 /** Whether `child` is `root` or inside it; both must be absolute and resolved. */

@@ -11,6 +11,7 @@
  * path or variable concerned, never a variable's value (PR-16).
  */
 import type { AttachmentRef } from '../definitions/types.js';
+import type { AgentportError } from '../errors.js';
 
 /** Who wrote a message. */
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
@@ -171,8 +172,13 @@ export interface Store {
    * up to `waitMs`, then THREAD_BUSY), and drops what this process cached of
    * the thread, since another may have written it. Resolves with the release.
    * Stores used by one process only may leave it out.
+   *
+   * A store whose lock can be lost while held (the PostgreSQL store's, with the
+   * connection holding it) calls `onLost` once when that happens, with a
+   * `THREAD_LOCK_LOST` error: another process may take the thread from then on,
+   * so the holder must stop writing it. The release is then a no-op.
    */
-  lockThread?(threadId: string, waitMs: number): Promise<() => Promise<void>>;
+  lockThread?(threadId: string, waitMs: number, onLost?: (error: AgentportError) => void): Promise<() => Promise<void>>;
   /** Waits for pending writes; the store should not be used afterwards. */
   close?(): Promise<void>;
 }

@@ -535,6 +535,36 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.listFiles(t.id)).toEqual([]);
       });
 
+      it('[ST-1] keeps names up to 255 bytes and paths up to 1024 bytes (UTF-8), and refuses longer ones alike', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        const bytes = new Uint8Array([5]);
+        const info = { mimeType: 'text/plain' };
+        // 255 bytes each: ASCII, and three-byte characters.
+        for (const name of ['n'.repeat(251) + '.txt', '€'.repeat(85)]) {
+          const ref = await store.writeFile(t.id, `/attachments/${name}`, bytes, info);
+          expect([...(await store.readFile(t.id, ref.path))!.data]).toEqual([5]);
+        }
+        // 1024 bytes: ten folders of 100 characters and a 13-character name.
+        const deep = '/' + Array.from({ length: 10 }, (_, i) => String(i).repeat(100)).join('/') + '/' + 'f'.repeat(13);
+        expect(Buffer.byteLength(deep)).toBe(1024);
+        expect((await store.writeFile(t.id, deep, bytes, info)).path).toBe(deep);
+        expect([...(await store.readFile(t.id, deep))!.data]).toEqual([5]);
+        const tooLong = [
+          '/attachments/' + 'n'.repeat(300) + '.txt',
+          '/attachments/' + '€'.repeat(86),
+          deep + 'f',
+          '/' + Array(1000).fill('abcd').join('/'),
+        ];
+        for (const bad of tooLong) {
+          const error = await expectStoreError(store.writeFile(t.id, bad, bytes, info), 'INVALID_PATH', 'longer than');
+          // The message names no host path (the file store's data folder).
+          expect(error.message).not.toMatch(/\/(tmp|var|home|private)\//);
+          await expectStoreError(store.readFile(t.id, bad), 'INVALID_PATH');
+          await expectStoreError(store.deleteFile(t.id, bad), 'INVALID_PATH');
+        }
+        expect(await store.listFiles(t.id)).toHaveLength(3);
+      });
+
       it('[TL-7] treats an absolute path as rooted in the thread files, not the host', async () => {
         const t = await store.createThread({ prompt: 'p' });
         const ref = await store.writeFile(t.id, '/etc/passwd', new Uint8Array([7]), { mimeType: 'text/plain' });
@@ -638,6 +668,54 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(err.message).not.toContain('hunter2-secret');
         await expectStoreError(store.setVariables(t.id, [{ name: '', value: 'v', secret: false }]), 'INVALID_ARGUMENTS');
         expect(await store.getVariables(t.id)).toEqual([]);
+      });
+
+      it('[ST-1] refuses a variable name with a control character, naming it', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        for (const name of ['A\u0000B', 'A\nB', 'A\u001bB', 'A\u007fB']) {
+          const err = await expectStoreError(
+            store.setVariables(t.id, [{ name, value: 'hidden-value', secret: false }]),
+            'INVALID_ARGUMENTS',
+            JSON.stringify(name),
+          );
+          expect(err.message).not.toContain('hidden-value');
+        }
+        expect(await store.getVariables(t.id)).toEqual([]);
+      });
+
+      it('[ST-1] keeps a NUL in variable values, message contents, meta and file metadata, as every store does', async () => {
+        const nul = 'a\u0000b';
+        const t = await store.createThread({ prompt: `p${nul}`, meta: { [nul]: nul } });
+        await store.appendMessage(t.id, { role: 'user', content: nul, reasoning: nul, meta: { [nul]: [nul] } });
+        await store.appendMessage(t.id, { role: 'user', content: [{ type: 'text', text: nul }] });
+        const updated = await store.appendMessage(t.id, { role: 'assistant', content: 'x' });
+        await store.updateMessage(t.id, updated.id, { content: nul, meta: { k: nul } });
+        await store.updateThread(t.id, { meta: { [nul]: { [nul]: nul } } });
+        await store.setVariables(t.id, [
+          { name: 'PLAIN', value: nul, secret: false },
+          { name: 'SECRET', value: nul, secret: true },
+        ]);
+        await store.writeFile(t.id, '/f.txt', new Uint8Array([0]), { mimeType: 'text/plain', name: nul, description: nul });
+        for (const reader of [store, ...(harness.another ? [harness.another()] : [])]) {
+          expect((await reader.getThread(t.id))?.meta).toEqual({ [nul]: { [nul]: nul } });
+          expect((await reader.getThread(t.id))?.prompt).toBe(`p${nul}`);
+          const messages = await reader.listMessages(t.id);
+          expect(messages.map((m) => m.content)).toEqual([nul, [{ type: 'text', text: nul }], nul]);
+          expect(messages[0]).toMatchObject({ reasoning: nul, meta: { [nul]: [nul] } });
+          expect(messages[2]?.meta).toEqual({ k: nul });
+          expect((await reader.getVariables(t.id)).map((v) => v.value)).toEqual([nul, nul]);
+          expect((await reader.readFile(t.id, '/f.txt'))?.ref).toMatchObject({ name: nul, description: nul });
+          if (reader !== store) await reader.close?.();
+        }
+      });
+
+      it('[ST-1] refuses a message id with a NUL; updating or deleting by such an id finds no message', async () => {
+        const t = await store.createThread({ prompt: 'p' });
+        await store.appendMessage(t.id, { role: 'user', content: 'kept' });
+        await expectStoreError(store.appendMessage(t.id, { id: 'a\u0000b', role: 'user', content: 'x' }), 'INVALID_ARGUMENTS');
+        await expectStoreError(store.updateMessage(t.id, 'a\u0000b', { content: 'y' }), 'INVALID_ARGUMENTS');
+        await store.deleteMessages(t.id, ['a\u0000b']);
+        expect((await store.listMessages(t.id)).map((m) => m.content)).toEqual(['kept']);
       });
 
       it('refuses variables for an unknown thread', async () => {

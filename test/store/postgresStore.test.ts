@@ -9,9 +9,10 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
+import type { AgentportError } from '../../src/errors.js';
+import { FILE_LIMITS, PostgresStore } from '../../src/store/postgres/postgresStore.js';
 import { chooseStore } from '../../src/store/open.js';
-import { describeStoreContract, expectStoreError } from './contract.js';
+import { describeStoreContract, expectStoreError, sampleBytes } from './contract.js';
 import { databaseUrl, dropSchema, postgresReachable, sql } from '../support/postgres.js';
 
 const KEY = randomBytes(32);
@@ -176,6 +177,81 @@ describe.runIf(reachable)('PostgresStore', () => {
       await dying.close();
       const release = await a.lockThread(thread.id, 2000);
       await release();
+    });
+
+    it('[ST-4] a lock whose connection drops tells its holder (THREAD_LOCK_LOST), throws nothing uncaught, and is free again', async () => {
+      const [a, b] = stores as [PostgresStore, PostgresStore];
+      const thread = await a.createThread({ prompt: 'p' });
+      await a.appendMessage(thread.id, { role: 'user', content: 'hello' });
+      // The connection the lock is taken on, to end it from outside as the server, a failover or the network would.
+      const lockPool = (a as unknown as { lockPool: pg.Pool }).lockPool;
+      const connect = vi.spyOn(lockPool, 'connect');
+      let lost: AgentportError | undefined;
+      const release = await a.lockThread(thread.id, 0, (error) => (lost = error));
+      const client = (await connect.mock.results[0]!.value) as pg.PoolClient & { processID: number };
+      connect.mockRestore();
+      await sql('SELECT pg_terminate_backend($1)', [client.processID]);
+      await expect.poll(() => lost?.code).toBe('THREAD_LOCK_LOST');
+      expect(lost?.message).toContain(thread.id);
+      // The database dropped the lock with the connection: another instance takes it at once.
+      const releaseB = await b.lockThread(thread.id, 0);
+      // The lost lock's release does nothing (and does not touch b's lock).
+      await release();
+      await expectStoreError(a.lockThread(thread.id, 0), 'THREAD_BUSY');
+      await releaseB();
+      await (
+        await a.lockThread(thread.id, 1000)
+      )();
+    });
+
+    it('[ST-4] reads back a file at the size limit, in chunks each under what one string can hold', async () => {
+      const [a, b] = stores as [PostgresStore, PostgresStore];
+      const thread = await a.createThread({ prompt: 'p' });
+      await a.appendMessage(thread.id, { role: 'user', content: 'hello' });
+      const saved = { ...FILE_LIMITS };
+      // Lowered to reach them quickly: the real limit (256 MiB) is 8 chunks of 32 MiB.
+      Object.assign(FILE_LIMITS, { maxFileBytes: 10_000, readChunkBytes: 3_000 });
+      try {
+        const data = sampleBytes(FILE_LIMITS.maxFileBytes);
+        await a.writeFile(thread.id, '/big.bin', data, { mimeType: 'application/octet-stream' });
+        await expectStoreError(
+          a.writeFile(thread.id, '/bigger.bin', sampleBytes(FILE_LIMITS.maxFileBytes + 1), { mimeType: 'application/octet-stream' }),
+          'INVALID_ARGUMENTS',
+          '/bigger.bin',
+        );
+        const query = vi.spyOn(pg.Client.prototype, 'query');
+        const read = await b.readFile(thread.id, '/big.bin');
+        // No value that came back was larger than a chunk.
+        const results = await Promise.all(query.mock.results.map((r) => Promise.resolve(r.value).catch(() => undefined)));
+        query.mockRestore();
+        const sizes = results.flatMap((r) =>
+          ((r as pg.QueryResult | undefined)?.rows ?? []).map((row) => (row as { data?: Buffer }).data?.byteLength ?? 0),
+        );
+        expect(Math.max(...sizes)).toBe(3_000);
+        expect(sizes.filter((n) => n > 0)).toHaveLength(4);
+        expect(read?.ref.size).toBe(10_000);
+        expect(Buffer.from(read!.data).equals(Buffer.from(data))).toBe(true);
+        // A file of one chunk or less is one statement.
+        await a.writeFile(thread.id, '/small.bin', sampleBytes(3_000), { mimeType: 'application/octet-stream' });
+        const one = vi.spyOn(pg.Client.prototype, 'query');
+        expect(Buffer.from((await b.readFile(thread.id, '/small.bin'))!.data).equals(Buffer.from(sampleBytes(3_000)))).toBe(true);
+        expect(one).toHaveBeenCalledTimes(1);
+        one.mockRestore();
+      } finally {
+        Object.assign(FILE_LIMITS, saved);
+      }
+    });
+
+    it('[ST-1] a secret that cannot be decrypted names the variable, the thread and where the key comes from', async () => {
+      const [a] = stores as [PostgresStore];
+      const thread = await a.createThread({ prompt: 'p' });
+      await a.setVariables(thread.id, [{ name: 'API_TOKEN', value: 'sk-1', secret: true }]);
+      const otherKey = new PostgresStore({ url: databaseUrl(), schema, secretKey: randomBytes(32) });
+      stores.push(otherKey);
+      const error = await expectStoreError(otherKey.getVariables(thread.id), 'SECRET_DECRYPT_FAILED', '"API_TOKEN"');
+      expect(error.message).toContain(thread.id);
+      expect(error.message).toContain('AGENTPORT_SECRET_KEY');
+      expect(error.message).not.toContain('sk-1');
     });
 
     /** A thread's row held in a transaction another program never ends, while `store` updates the thread. */

@@ -114,6 +114,8 @@ function isToolResult(value: unknown): value is ToolResult {
 
 /** Stored directly, without hooks: this runs while the run is failing. */
 async function closeUnansweredCalls(run: Run, calls: readonly StoredToolCall[], error: unknown): Promise<void> {
+  // Fenced off the thread (another process may run it now): nothing more is written to it.
+  if (hasCode(error, 'THREAD_LOCK_LOST')) return;
   const reason = hasCode(error, 'CANCELLED')
     ? 'cancelled before this tool call finished'
     : hasCode(error, 'INTERRUPTED')

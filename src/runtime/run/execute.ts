@@ -3,6 +3,7 @@
  * thread: `idle` after a normal end, `failed` after an error result,
  * `cancelled` when the caller cancelled, `completed` once terminated.
  */
+import { hasCode } from '../../errors.js';
 import { runSession } from '../agents/session.js';
 import { writeOpening } from '../loop/storeMessage.js';
 import { INTERRUPTED_FROM_META, recordStatus, recordThrown } from './threadStatus.js';
@@ -18,8 +19,11 @@ export function runToCompletion(run: Run): Promise<SessionResult> {
 }
 
 async function execute(run: Run): Promise<SessionResult> {
-  const { store, activeRuns } = run.services;
+  const { store, activeRuns, lostLocks } = run.services;
   activeRuns.set(run.thread.id, run);
+  // The turn's lock was lost while the run was opening: it stops before its first step (see withThreadLock).
+  const lost = lostLocks.get(run.thread.id);
+  if (lost) run.abort(lost);
   // A run still going after a moment is marked running (off the reply path): a process that dies
   // then leaves a trace the next call reads. Quick runs cost no write.
   let marking: Promise<unknown> | undefined;
@@ -28,7 +32,8 @@ async function execute(run: Run): Promise<SessionResult> {
   const markRunning = () => {
     if (run.finished || marking) return;
     marking = store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
-    locking = store.lockThread?.(run.thread.id, 0).catch(() => undefined);
+    // Lost while held (THREAD_LOCK_LOST), another process may take the thread: the run stops.
+    locking = store.lockThread?.(run.thread.id, 0, (error) => run.abort(error)).catch(() => undefined);
   };
   run.markRunning = markRunning;
   const mark = setTimeout(markRunning, RUNNING_MARK_AFTER_MS);
@@ -54,7 +59,8 @@ async function execute(run: Run): Promise<SessionResult> {
   } catch (error) {
     clearTimeout(mark);
     await marking;
-    await recordThrown(run.services, run.thread.id, error, run.sessionStartSeq);
+    // A run fenced off its thread writes nothing more to it: the thread may be another process's now.
+    if (!hasCode(error, 'THREAD_LOCK_LOST')) await recordThrown(run.services, run.thread.id, error, run.sessionStartSeq);
     throw run.redactor.error(error);
   } finally {
     clearTimeout(mark);
@@ -82,6 +88,8 @@ function handOverQueue(run: Run, ended: boolean): void {
   }
   if (run.execution.terminated || messages.length === 0) return;
   if (ended) for (const item of messages) services.startQueuedTurn(run.thread.id, item.message);
+  else if (run.signal.aborted && hasCode(run.signal.reason, 'THREAD_LOCK_LOST'))
+    services.log(`thread ${run.thread.id} lost its lock: ${messages.length} queued message(s) were not stored`);
   else
     void Promise.all(messages.map((item) => services.store.appendMessage(run.thread.id, run.redactor.deep(item.message)))).catch(
       (error: unknown) => services.log(`queued messages of thread ${run.thread.id} were lost: ${String(error)}`),

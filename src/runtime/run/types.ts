@@ -5,7 +5,7 @@
  * side A only), each with its own prompt, tools, preamble and hooks.
  */
 import type { AgentDefinition, ModelRequestMessage, ToolResult } from '../../definitions/types.js';
-import type { ErrorInfo } from '../../errors.js';
+import type { AgentportError, ErrorInfo } from '../../errors.js';
 import type { ModelResolver } from '../../models/resolveModel.js';
 import type { Entry, LoadedPrompt, Registry } from '../../registry/types.js';
 import type { NewMessage, Store, StoredMessage, ThreadRecord } from '../../store/types.js';
@@ -40,6 +40,11 @@ export interface Services {
   upstream: UpstreamHub | undefined;
   /** Runs in progress in this process, by thread id. */
   activeRuns: Map<string, Run>;
+  /**
+   * Threads whose turn lost its store lock (THREAD_LOCK_LOST) while that turn is still in its lock's scope: a run
+   * starting on one then stops at once (execute.ts), as the one running was stopped (runtime.ts withThreadLock).
+   */
+  lostLocks: Map<string, AgentportError>;
   /** Starts a turn on an idle thread with a queued message (ThreadState.queueMessage). */
   startQueuedTurn(threadId: string, message: NewMessage): void;
   /**

@@ -7,7 +7,7 @@
  * process holding it dies. Secret variables are encrypted before they are
  * sent (AES-256-GCM, the file store's scheme and key: every instance needs
  * the same `AGENTPORT_SECRET_KEY`). Files are `bytea` rows, at most
- * {@link MAX_FILE_BYTES} each.
+ * {@link FILE_LIMITS} `maxFileBytes` each, read back in chunks.
  *
  * Tables live in one schema (default `agentport`), created and migrated at
  * start (see migrations.ts).
@@ -19,6 +19,7 @@
  * (coalesce.ts). Until then it exists in the process that created it only, as
  * in the file store.
  */
+import { join as joinPath } from 'node:path';
 import pg from 'pg';
 import { AgentportError } from '../../errors.js';
 import {
@@ -40,7 +41,15 @@ import {
   validateVariables,
 } from '../internal.js';
 import { assertValidThreadId, directoryPrefix, isValidThreadId, matchesPrefix, normalizeThreadPath } from '../paths.js';
-import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from '../secretKey.js';
+import {
+  SECRET_KEY_BYTES,
+  SECRET_KEY_ENV,
+  decryptSecret,
+  encryptSecret,
+  isEncryptedValue,
+  loadSecretKey,
+  type EncryptedValue,
+} from '../secretKey.js';
 import type {
   AppendOptions,
   AttachmentRef,
@@ -57,8 +66,19 @@ import { databaseLabel, refusedForContent } from './failures.js';
 import { migrate } from './migrations.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './schemaName.js';
 
-/** The largest file a thread may keep here (PostgreSQL's own limit for one value is 1 GB). */
-const MAX_FILE_BYTES = 256 * 1024 * 1024;
+/**
+ * Sizes of the files kept here. Tests lower them to reach them quickly.
+ *
+ * A `bytea` value comes back as hex text, twice its size, and one string in Node holds at most 2^29 - 24
+ * characters (about 512 MiB): a 256 MiB file in one value could be written but never read. Files are read in
+ * chunks instead, each well under that.
+ */
+export const FILE_LIMITS = {
+  /** The largest file a thread may keep here (PostgreSQL's own limit for one value is 1 GB). */
+  maxFileBytes: 256 * 1024 * 1024,
+  /** Bytes read per statement: a file up to this size takes one round trip. */
+  readChunkBytes: 32 * 1024 * 1024,
+};
 const LOCK_POLL_MS = 50;
 
 export interface PostgresStoreOptions {
@@ -141,7 +161,8 @@ export class PostgresStore implements Store {
       connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     });
     // Turns waiting for a lock connection queue as long as it takes (each has its own THREAD_BUSY deadline once connected).
-    this.lockPool = new pg.Pool({ ...limits, max: 100, idleTimeoutMillis: 10_000 });
+    // Keep-alive: a lock's connection is idle while held, and a peer gone without a word must still be noticed.
+    this.lockPool = new pg.Pool({ ...limits, max: 100, idleTimeoutMillis: 10_000, keepAlive: true });
     // An idle connection the server dropped must not crash the process.
     this.pool.on('error', () => {});
     this.lockPool.on('error', () => {});
@@ -184,12 +205,12 @@ export class PostgresStore implements Store {
     return { name: prepared.name, text: prepared.text, values };
   }
 
-  /** Runs `work` in a transaction on one connection. */
-  private async transaction<T>(work: (run: Run) => Promise<T>): Promise<T> {
+  /** Runs `work` in a transaction on one connection (`begin` starts it: another isolation level, say). */
+  private async transaction<T>(work: (run: Run) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     await this.open();
     const client = await this.pool.connect();
     try {
-      await client.query('BEGIN');
+      await client.query(begin);
       const result = await work((text, values = []) => client.query(this.statement(text, values)));
       await client.query('COMMIT');
       return result;
@@ -470,10 +491,10 @@ export class PostgresStore implements Store {
     assertValidThreadId(threadId);
     const threadPath = normalizeThreadPath(path);
     const ref = buildFileRef(threadPath, data, info);
-    if (data.byteLength > MAX_FILE_BYTES) {
+    if (data.byteLength > FILE_LIMITS.maxFileBytes) {
       throw new AgentportError(
         'INVALID_ARGUMENTS',
-        `file ${threadPath} is ${data.byteLength} bytes: the PostgreSQL store keeps files up to ${MAX_FILE_BYTES} bytes`,
+        `file ${threadPath} is ${data.byteLength} bytes: the PostgreSQL store keeps files up to ${FILE_LIMITS.maxFileBytes} bytes`,
       );
     }
     const bytes = Buffer.from(copyBytes(data));
@@ -508,15 +529,25 @@ export class PostgresStore implements Store {
     const threadPath = normalizeThreadPath(path);
     return this.queue.run(threadId, async () => {
       if (this.unwritten.has(threadId)) return undefined;
-      const { rows } = await this.query<{ ref: string; data: Buffer }>(
-        'SELECT ref, data FROM $schema.files WHERE thread_id = $1 AND path = $2',
-        [threadId, threadPath],
-      );
-      if (!rows[0]) {
+      const chunk = FILE_LIMITS.readChunkBytes;
+      // The first chunk comes with the reference: a file of one chunk (most) costs one round trip.
+      const first = await this.query<FileHead>(FILE_HEAD, [threadId, threadPath, chunk]);
+      let head = first.rows[0];
+      if (!head) {
         await this.requireThread(threadId);
         return undefined;
       }
-      return { data: copyBytes(rows[0].data), ref: parse<AttachmentRef>(rows[0].ref, `file ${threadPath}`) };
+      let data: Uint8Array = copyBytes(head.data);
+      if (head.size > chunk) {
+        // The rest in chunks, all from one snapshot: a write of the file meanwhile cannot mix two versions.
+        const read = await this.transaction(
+          (run) => readChunked(run, threadId, threadPath, chunk),
+          'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+        );
+        if (read === undefined) return undefined;
+        ({ head, data } = read);
+      }
+      return { data, ref: parse<AttachmentRef>(head.ref, `file ${threadPath}`) };
     });
   }
 
@@ -595,16 +626,33 @@ export class PostgresStore implements Store {
         if (!v.secret) return { ...base, value: v.value, secret: false };
         if (!isEncryptedValue(v.encrypted))
           throw new AgentportError('CORRUPT_DATA', `variable "${v.name}" of thread ${threadId} is not a readable encrypted value`);
-        return { ...base, value: decryptSecret(key!, v.encrypted, PostgresStore.aad(threadId, v.name)), secret: true };
+        return { ...base, value: this.decrypt(key!, v.encrypted, threadId, v.name), secret: true };
       });
     });
+  }
+
+  /** A secret's value; SECRET_DECRYPT_FAILED names the variable, the thread and where the key comes from (as the file store's). */
+  private decrypt(key: Buffer, encrypted: EncryptedValue, threadId: string, name: string): string {
+    try {
+      return decryptSecret(key, encrypted, PostgresStore.aad(threadId, name));
+    } catch (error) {
+      const source = this.options.secretKey
+        ? 'the secretKey given to the store'
+        : `${SECRET_KEY_ENV} or ${joinPath(this.options.keyDir ?? '.agentport', 'secret.key')}`;
+      throw new AgentportError(
+        'SECRET_DECRYPT_FAILED',
+        `Cannot decrypt secret variable "${name}" of thread ${threadId}: the key (${source}) differs from the one it was stored with (every instance on the database needs the same ${SECRET_KEY_ENV}), or the row was altered`,
+        undefined,
+        { cause: error },
+      );
+    }
   }
 
   /**
    * {@inheritDoc Store.lockThread} A session advisory lock on a connection of
    * its own, held until released (or until this process's connection drops).
    */
-  async lockThread(threadId: string, waitMs: number): Promise<() => Promise<void>> {
+  async lockThread(threadId: string, waitMs: number, onLost?: (error: AgentportError) => void): Promise<() => Promise<void>> {
     assertValidThreadId(threadId);
     await this.open();
     // A thread locked is about to be known beyond this process: what waits is written now.
@@ -612,6 +660,17 @@ export class PostgresStore implements Store {
       if (this.waiting.has(threadId)) await this.materialize(threadId);
     });
     const client = await this.lockPool.connect();
+    // The connection can drop at any time (the server ended it, a failover, the network): pg then emits 'error'
+    // on a client that runs no query, which with no listener is an uncaught exception. Until the lock is held a
+    // drop fails the next poll; once held, it is the lock lost.
+    let dropped: (error?: unknown) => void = () => {};
+    const listener = (error?: unknown) => dropped(error);
+    client.on('error', listener);
+    client.on('end', listener);
+    const detach = () => {
+      client.off('error', listener);
+      client.off('end', listener);
+    };
     const lockKey = `agentport-thread:${this.schema}:${threadId}`;
     const deadline = Date.now() + waitMs;
     try {
@@ -626,14 +685,24 @@ export class PostgresStore implements Store {
         await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
       }
     } catch (error) {
-      client.release();
+      detach();
+      // A connection that failed is not given back to the pool.
+      client.release(error instanceof AgentportError ? undefined : true);
       throw error;
     }
     this.heldLocks.add(client);
     let released = false;
+    dropped = (error) => {
+      if (released || !this.heldLocks.delete(client)) return;
+      released = true;
+      detach();
+      client.release(true);
+      onLost?.(lockLost(threadId, error));
+    };
     return async () => {
       if (released || !this.heldLocks.delete(client)) return;
       released = true;
+      detach();
       try {
         await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
         client.release();
@@ -653,8 +722,10 @@ export class PostgresStore implements Store {
     await this.queue.idle();
     await writeWaitingAtClose(this.queue, this.waiting.keys(), (threadId) => this.materialize(threadId));
     // Locks still held go with their connections.
-    for (const client of this.heldLocks) client.release(true);
+    const held = [...this.heldLocks];
+    // Cleared first: the connections' end is not a lock lost (see lockThread).
     this.heldLocks.clear();
+    for (const client of held) client.release(true);
     await Promise.all([this.pool.end(), this.lockPool.end()]);
   }
 }
@@ -674,6 +745,56 @@ interface WaitingMessage {
   id: string;
   seq: number;
   body: string;
+}
+
+/** A file's reference, size and first chunk (its first `$3` bytes). */
+const FILE_HEAD = `SELECT ref, octet_length(data) AS size, substring(data FROM 1 FOR $3) AS data
+  FROM $schema.files WHERE thread_id = $1 AND path = $2`;
+
+interface FileHead {
+  ref: string;
+  /** octet_length is an integer: pg gives a number. */
+  size: number;
+  data: Buffer;
+}
+
+/**
+ * A file read chunk by chunk (in a transaction of one snapshot); undefined when it is gone. Each chunk is one
+ * statement, so no value coming back is longer than a string can hold (see FILE_LIMITS).
+ */
+async function readChunked(
+  run: Run,
+  threadId: string,
+  threadPath: string,
+  chunk: number,
+): Promise<{ head: FileHead; data: Uint8Array } | undefined> {
+  const head = (await run<FileHead>(FILE_HEAD, [threadId, threadPath, chunk])).rows[0];
+  if (!head) return undefined;
+  const data = new Uint8Array(head.size);
+  data.set(head.data);
+  for (let at = head.data.byteLength; at < data.byteLength;) {
+    const { rows } = await run<{ data: Buffer }>(
+      'SELECT substring(data FROM $3 FOR $4) AS data FROM $schema.files WHERE thread_id = $1 AND path = $2',
+      [threadId, threadPath, at + 1, chunk],
+    );
+    const part = rows[0]?.data;
+    // The snapshot holds the row still; an empty part would loop for ever, so it is a failure, not a retry.
+    if (!part || part.byteLength === 0) throw new AgentportError('CORRUPT_DATA', `file ${threadPath} of thread ${threadId} ended early`);
+    data.set(part, at);
+    at += part.byteLength;
+  }
+  return { head, data };
+}
+
+/** The error a lock's holder is told when the connection holding it dropped. */
+function lockLost(threadId: string, cause: unknown): AgentportError {
+  const why = cause instanceof Error ? cause.message : 'the database closed it';
+  return new AgentportError(
+    'THREAD_LOCK_LOST',
+    `the database connection holding thread ${threadId}'s lock dropped (${why}): the turn was stopped, since another process may now run the thread; continue the thread to run it again`,
+    { threadId },
+    { cause },
+  );
 }
 
 /** A query on the pool or inside a transaction. */

@@ -1,0 +1,22 @@
+/**
+ * What the file store reports when the host's file system refuses a thread file operation. Node's own errors
+ * quote host paths (the data folder, where the server runs), and their messages reach the model: they are
+ * replaced by one naming the thread path and the system's error code only.
+ */
+import { AgentportError, isAgentportError } from '../errors.js';
+import { errnoCode } from './internal.js';
+
+/** `error` unchanged when it is agentport's own (or not a system error); otherwise one without host paths. */
+export function threadFileError(error: unknown, action: 'write' | 'read' | 'delete', threadId: string, threadPath: string): unknown {
+  if (isAgentportError(error)) return error;
+  const code = errnoCode(error);
+  if (code === undefined) return error;
+  const what = `Cannot ${action} thread file ${JSON.stringify(threadPath)} of thread ${threadId}`;
+  // The store's own path limits (paths.ts) keep this from happening unless the data folder's path is itself very long.
+  if (code === 'ENAMETOOLONG') {
+    return new AgentportError('INVALID_PATH', `${what}: the path is too long for the data folder's file system`, undefined, {
+      cause: error,
+    });
+  }
+  return new AgentportError('INTERNAL', `${what}: the data folder's file system refused it (${code})`, { errno: code }, { cause: error });
+}

@@ -1,0 +1,71 @@
+/**
+ * A turn whose thread lock is lost while it runs (the PostgreSQL store's lock connection dropped) is fenced: it stops
+ * with THREAD_LOCK_LOST and writes nothing more to the thread, which another process may be running by then.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentportError } from '../../src/errors.js';
+import { loadRegistryOrThrow } from '../../src/registry/load.js';
+import { createRuntime } from '../../src/runtime/runtime.js';
+import { MemoryStore } from '../../src/store/memoryStore.js';
+import { FakeModelServer } from '../support/fakeModelServer.js';
+import { RUNTIME_AGENTS } from './harness.js';
+
+const model = new FakeModelServer();
+const registry = await loadRegistryOrThrow({ agentsDir: RUNTIME_AGENTS });
+beforeAll(() => model.start());
+afterAll(() => model.stop());
+
+/** A memory store with a lock whose loss the test triggers: `lose` tells the holder, as the PostgreSQL store does. */
+class LosableLockStore extends MemoryStore {
+  lose: (() => void) | undefined;
+  /** Set to lose the lock as soon as it is taken (before the run has started). */
+  loseAtOnce = false;
+
+  lockThread(threadId: string, _waitMs: number, onLost?: (error: AgentportError) => void): Promise<() => Promise<void>> {
+    this.lose = () => onLost?.(new AgentportError('THREAD_LOCK_LOST', `thread ${threadId}'s lock was lost`, { threadId }));
+    if (this.loseAtOnce) this.lose();
+    return Promise.resolve(async () => {});
+  }
+}
+
+async function threadWithOneTurn(store: LosableLockStore) {
+  const runtime = createRuntime({ registry, store, env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' }, log: () => {} });
+  model.reply({ text: 'first answer' });
+  const first = await runtime.runPrompt({ target: 'forgetful', args: { message: 'first' } });
+  return { runtime, threadId: first.threadId };
+}
+
+describe('a turn that loses its thread lock', () => {
+  it('[ST-4] stops with THREAD_LOCK_LOST and writes nothing more to the thread', async () => {
+    const store = new LosableLockStore();
+    const { runtime, threadId } = await threadWithOneTurn(store);
+    const requests = model.requests.length;
+    model.reply({ text: 'too late', delayMs: 1000 });
+    const turn = runtime.runPrompt({ target: 'forgetful', args: { message: 'second', thread_id: threadId } });
+    // The model has the request: the turn is running, holding the lock.
+    await expect.poll(() => model.requests.length).toBe(requests + 1);
+    const before = (await store.listMessages(threadId)).length;
+    const statusBefore = (await store.getThread(threadId))?.status;
+    store.lose!();
+    await expect(turn).rejects.toMatchObject({ code: 'THREAD_LOCK_LOST' });
+    // Let the model's late answer arrive: it is not stored.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await store.listMessages(threadId)).length).toBe(before);
+    expect((await store.getThread(threadId))?.status).toBe(statusBefore);
+  });
+
+  it('[ST-4] stops before its first step when the lock is lost while the run opens', async () => {
+    const store = new LosableLockStore();
+    const { runtime, threadId } = await threadWithOneTurn(store);
+    const requests = model.requests.length;
+    store.loseAtOnce = true;
+    await expect(runtime.runPrompt({ target: 'forgetful', args: { message: 'second', thread_id: threadId } })).rejects.toMatchObject({
+      code: 'THREAD_LOCK_LOST',
+    });
+    expect(model.requests.length).toBe(requests);
+    // The next turn, with its lock held, runs as usual.
+    store.loseAtOnce = false;
+    model.reply({ text: 'third answer' });
+    expect((await runtime.runPrompt({ target: 'forgetful', args: { message: 'third', thread_id: threadId } })).text).toBe('third answer');
+  });
+});
