@@ -21,7 +21,8 @@ export interface DiscoveredFile {
   file: string;
   /** The kind implied by the folder, or `prompt` for a `.prompty` file. */
   kind: DefinitionKind;
-  format: 'module' | 'prompty';
+  /** `link`: a symbolic link where a definition would be, which is not loaded (the load warns of it). */
+  format: 'module' | 'prompty' | 'link';
 }
 
 /** @param leaveOut folders inside the agents folder that hold no definitions (a data folder): not entered */
@@ -36,16 +37,18 @@ export async function discoverDefinitionFiles(agentsDir: string, leaveOut: reado
     }
     return kinds.get(folder);
   };
-  // One walk of the whole folder: modules count in the kind folders, .prompty files anywhere. Links are not read.
+  // One walk of the whole folder: modules count in the kind folders, .prompty files anywhere. Links are not read
+  // (what they point at may lie outside the folder, and its changes would not reach the start-up cache's stamps):
+  // one where a definition would be is listed, so the load can say so.
   for (const entry of await walkFolder(agentsDir, leaveOut)) {
-    if (entry.link) continue;
     const file = path.join(entry.parentPath, entry.name);
     if (entry.name.endsWith('.prompty')) {
-      found.push({ file, kind: 'prompt', format: 'prompty' });
+      found.push({ file, kind: 'prompt', format: entry.link ? 'link' : 'prompty' });
       continue;
     }
     const kind = kindOf(entry.parentPath);
-    if (kind && MODULE_FILE.test(entry.name) && !SKIPPED_FILE.test(entry.name)) found.push({ file, kind, format: 'module' });
+    if (kind && MODULE_FILE.test(entry.name) && !SKIPPED_FILE.test(entry.name))
+      found.push({ file, kind, format: entry.link ? 'link' : 'module' });
   }
   // Sorted so load order, and with it every listing, is the same on every machine.
   return found.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));

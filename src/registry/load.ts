@@ -70,6 +70,13 @@ async function loadFiles(
   transpiler: Transpiler | undefined,
 ): Promise<LoadRegistryResult> {
   const issues: LoadIssue[] = [];
+  for (const linked of files.filter((f) => f.format === 'link')) {
+    issues.push({
+      severity: 'warning',
+      file: displayPath(linked.file),
+      message: 'is a symbolic link, which is not loaded: put the file itself in the agents folder (a link to the whole folder works)',
+    });
+  }
   // What failed, so references to it say why instead of "unknown".
   const failures = new LoadFailures();
   const moduleFiles = files.filter((f) => f.format === 'module');

@@ -2,7 +2,7 @@
  * Loading an agents/ folder through the real registry (jiti, validation,
  * cross-references). Fixture folders live in test/fixtures/agents/.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatIssue, type LoadIssue } from '../../src/definitions/issues.js';
@@ -44,6 +44,22 @@ describe('what the folder holds that is not loaded', () => {
     const { registry, issues } = await loadRegistry({ agentsDir: dir });
     expect(issues.filter((i) => i.severity === 'error')).toEqual([]);
     expect([...registry.prompts.keys()]).toEqual(['p']);
+  });
+
+  it('warns of a definition file that is a symbolic link, naming it, and does not load it', async () => {
+    const elsewhere = agentsFolder({
+      'b.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt({ name: 'b', toolDescription: 'd', model: 'm', prompt: 'x' });\n`,
+      'c.prompty': '---\nname: c\nmodel: { api: chat, configuration: { type: openai, name: x } }\n---\nsystem:\nHi\n',
+    });
+    const dir = agentsFolder({ 'models/m.ts': MODEL });
+    mkdirSync(path.join(dir, 'prompts'));
+    symlinkSync(path.join(elsewhere, 'b.ts'), path.join(dir, 'prompts', 'b.ts'));
+    symlinkSync(path.join(elsewhere, 'c.prompty'), path.join(dir, 'c.prompty'));
+    const { registry, issues } = await loadRegistry({ agentsDir: dir });
+    expect([...registry.prompts.keys()]).toEqual([]);
+    const warnings = issues.filter((i) => i.severity === 'warning' && /symbolic link/.test(i.message)).map((i) => path.basename(i.file));
+    expect(warnings.sort()).toEqual(['b.ts', 'c.prompty']);
+    expect(errorsOf(issues)).toEqual([]);
   });
 });
 
