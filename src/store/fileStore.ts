@@ -50,7 +50,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, fstatSync, fsync, mkdirSync, openSync, readSync, statSync, unlinkSync, writeSync, type Dirent } from 'node:fs';
-import { link as linkFile, mkdir, readdir, readFile, rename, rmdir, truncate, unlink, writeFile } from 'node:fs/promises';
+import { link as linkFile, mkdir, readdir, readFile, rename, rmdir, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
 import {
@@ -1499,6 +1499,17 @@ function recordOf(buf: Buffer, file: string, id: string): ThreadRecord | undefin
   return record;
 }
 
+/** Whether a file is there (a missing file or folder on the way is "no"; anything else is thrown). */
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    (err: unknown) => {
+      if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') return false;
+      throw err;
+    },
+  );
+}
+
 /** For removals another process may have done first. */
 function ignoreMissing(err: unknown): void {
   if (errnoCode(err) !== 'ENOENT') throw err;
@@ -1507,13 +1518,17 @@ function ignoreMissing(err: unknown): void {
 /** See FileStore.migrate. */
 async function migrateThread(folder: string, logFile: string, id: string): Promise<boolean> {
   const recordFile = path.join(folder, 'thread.json');
+  const messagesFile = path.join(folder, 'messages.jsonl');
   const value = await readJson(recordFile);
-  if (value === undefined) return false;
+  if (value === undefined) {
+    // Its messages without its record: the record was written first and is removed last, so this is damage.
+    if (await exists(messagesFile)) throw new AgentportError('CORRUPT_DATA', `${messagesFile} has no ${recordFile} beside it`);
+    return false;
+  }
   const { version: _version, ...record } = value;
   if (!isThreadRecord(record) || record.id !== id) {
     throw new AgentportError('CORRUPT_DATA', `${recordFile} does not hold a valid record for thread ${id}`);
   }
-  const messagesFile = path.join(folder, 'messages.jsonl');
   let lines = await readFile(messagesFile).catch((err: unknown) => {
     if (errnoCode(err) === 'ENOENT') return Buffer.alloc(0);
     throw err;

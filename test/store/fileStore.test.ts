@@ -1015,6 +1015,18 @@ describe('FileStore on disk', () => {
     expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('broken');
     await expectStoreError(new FileStore({ dir }).getThread('broken'), 'CORRUPT_DATA', 'thread.json');
   });
+
+  it('[ST-2] reports a first-format thread whose messages have no thread.json beside them as damaged, not missing', async () => {
+    await mkdir(path.join(dir, 'threads', 'orphaned'), { recursive: true });
+    await writeFile(
+      path.join(dir, 'threads', 'orphaned', 'messages.jsonl'),
+      `${JSON.stringify({ id: 'm1', threadId: 'orphaned', seq: 1, createdAt: '2025-01-01T00:00:00.000Z', role: 'user', content: 'hi' })}\n`,
+    );
+    const store = new FileStore({ dir });
+    await expectStoreError(store.getThread('orphaned'), 'CORRUPT_DATA', 'thread.json');
+    await expectStoreError(store.listMessages('orphaned'), 'CORRUPT_DATA', 'thread.json');
+    expect(await store.getThread('never-was')).toBeUndefined();
+  });
 });
 
 describe('FileStore when a thread cannot be written', () => {
