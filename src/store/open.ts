@@ -83,20 +83,17 @@ export function chooseStore(flags: StoreFlags, dataDir: string, env: NodeJS.Proc
   return choice;
 }
 
-const DATABASE_PROTOCOLS = ['postgres:', 'postgresql:', 'socket:'];
-
-/** A connection URL the driver can read; the value itself is not quoted (it may hold a password). */
+/**
+ * A connection string the driver can read: a `postgres://`, `postgresql://` or `socket:` URL (one with no host, such
+ * as `postgres://user@/db?host=/var/run/postgresql`, included), or a socket folder (`/var/run/postgresql db`). Only
+ * the form is checked; the value itself is not quoted (it may hold a password).
+ */
 function checkDatabaseUrl(url: string, source: string): void {
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(url).protocol;
-  } catch {
-    protocol = undefined;
-  }
-  if (protocol !== undefined && DATABASE_PROTOCOLS.includes(protocol)) return;
+  if (/^(postgres|postgresql|socket):/i.test(url) || url.startsWith('/')) return;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
   throw new AgentportError(
     'INVALID_ARGUMENTS',
-    `${source} must be a PostgreSQL URL such as postgres://user:password@host:5432/db${protocol ? `, not a ${protocol} URL` : ' (the value given is not a URL)'}`,
+    `${source} must be a PostgreSQL URL such as postgres://user:password@host:5432/db${scheme ? `, not a ${scheme}: URL` : ' (the value given is not a URL)'}`,
   );
 }
 

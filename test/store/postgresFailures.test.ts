@@ -32,6 +32,24 @@ describe('PostgreSQL failures', () => {
     }
   });
 
+  it('[ST-4] takes every connection string the driver reads (socket folders and host-less URLs too), and refuses other URLs', () => {
+    for (const url of [
+      'postgres://u:p@db.internal:5432/agents',
+      'postgresql://u@db.internal/agents?sslmode=require',
+      'postgres://postgres@/test?host=/var/run/postgresql',
+      'socket:/var/run/postgresql?db=test',
+      '/var/run/postgresql test',
+    ]) {
+      expect(chooseStore({ store: 'postgres', databaseUrl: url }, '.agentport', {}).databaseUrl).toBe(url);
+    }
+    expect(() => chooseStore({ store: 'postgres', databaseUrl: 'mysql://u@db/x' }, '.agentport', {})).toThrow(
+      '--database-url must be a PostgreSQL URL such as postgres://user:password@host:5432/db, not a mysql: URL',
+    );
+    expect(() => chooseStore({ store: 'postgres' }, '.agentport', { AGENTPORT_DATABASE_URL: 'db.internal' })).toThrow(
+      'AGENTPORT_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/db (the value given is not a URL)',
+    );
+  });
+
   it('[ST-4] says database settings given to a store without a database are ignored', async () => {
     const lines: string[] = [];
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {

@@ -161,8 +161,9 @@ export class PostgresStore implements Store {
       connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     });
     // Turns waiting for a lock connection queue as long as it takes (each has its own THREAD_BUSY deadline once connected).
-    // Keep-alive: a lock's connection is idle while held, and a peer gone without a word must still be noticed.
-    this.lockPool = new pg.Pool({ ...limits, max: 100, idleTimeoutMillis: 10_000, keepAlive: true });
+    // Keep-alive: a lock's connection is idle while held, and a peer gone without a word must still be noticed (probes
+    // start after 10 s idle; the system's default is often two hours).
+    this.lockPool = new pg.Pool({ ...limits, max: 100, idleTimeoutMillis: 10_000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     // An idle connection the server dropped must not crash the process.
     this.pool.on('error', () => {});
     this.lockPool.on('error', () => {});
