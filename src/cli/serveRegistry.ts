@@ -112,9 +112,9 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
 }
 
 /**
- * The cache, unless the start would read every tool's input schema (tool search off) and one of its lines is damaged:
- * the folder then loads in full, as it does with no cache, rather than the start failing on that line. With tool
- * search on, a start reads none of them (a damaged one is left out of the index: toolSearchSurface.ts).
+ * The cache, unless one of the lines the start reads is damaged: every tool's with tool search off, the always-loaded
+ * tools' with it on. The folder then loads in full, as it does with no cache, rather than the start failing on that
+ * line. A damaged line read later leaves its tool out of the search index (toolSearchSurface.ts) and of prompts/list.
  */
 function usableCache(cached: StartupCache | undefined, options: ServeLoadOptions): StartupCache | undefined {
   if (!cached) return undefined;
@@ -124,8 +124,8 @@ function usableCache(cached: StartupCache | undefined, options: ServeLoadOptions
   const searchOn =
     options.exposeUpstream === true ||
     ((mode === 'on' || mode === 'auto') && Number.isInteger(threshold) && searchIsOn(cached.tools.length, { mode, threshold }));
-  if (searchOn) return cached;
-  const damaged = damagedLine(cached.tools);
+  // With tool search on, the start lists only the tools loaded at all times (alwaysLoad) in full.
+  const damaged = damagedLine(searchOn ? cached.tools.filter((tool) => tool.alwaysLoad) : cached.tools);
   if (damaged === undefined) return cached;
   log.warn(`${damaged}; loading the folder in full now`);
   return undefined;

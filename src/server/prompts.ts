@@ -9,7 +9,7 @@
 import { ProtocolError, ProtocolErrorCode, type GetPromptResult, type Prompt, type PromptArgument } from '@modelcontextprotocol/server';
 import type { JsonSchema } from '../definitions/jsonSchema.js';
 import { errorMessage, isAgentportError } from '../errors.js';
-import { redact } from '../log.js';
+import { log, redact } from '../log.js';
 import { RESERVED_ARGUMENT } from '../definitions/reservedArgument.js';
 import { secretNamesOf } from '../registry/secretNames.js';
 import type { LoadedPrompt, Registry } from '../registry/types.js';
@@ -95,7 +95,18 @@ export class PromptCatalog {
   }
 
   private catalog(): Map<string, CatalogEntry> {
-    return (this.entries ??= new Map(this.tools.map((tool) => [tool.name, catalogEntry(tool)])));
+    if (this.entries) return this.entries;
+    const entries = new Map<string, CatalogEntry>();
+    for (const tool of this.tools) {
+      try {
+        entries.set(tool.name, catalogEntry(tool));
+      } catch (error) {
+        // A start-up cache line damaged in place (cacheFile.ts removes the file, so the next start loads the folder
+        // in full): the other prompts stay listed, and the tool stays callable by name.
+        log.warn(`prompts: ${tool.name} left out of the list: ${errorMessage(error)}`);
+      }
+    }
+    return (this.entries = entries);
   }
 
   /** An agent starts with its side A prompt, as a run does. */

@@ -167,11 +167,11 @@ describe('[ST-5] serve with a damaged start-up cache', () => {
   const searchIndex = (dataDir: string) => path.join(dataDir, 'cache', 'search-v2.bin');
 
   /** A folder served once (which saves its start-up cache), with the tools/list of that start. */
-  async function served(args: string[] = []) {
+  async function served(args: string[] = [], alpha = promptFile('alpha')) {
     const root = tempDir('agentport-e2e-damaged-');
     const agentsDir = path.join(root, 'agents');
     const dataDir = path.join(root, '.agentport');
-    writeFiles(agentsDir, { 'models/m.ts': MODEL, 'prompts/alpha.ts': promptFile('alpha'), 'prompts/beta.ts': promptFile('beta') });
+    writeFiles(agentsDir, { 'models/m.ts': MODEL, 'prompts/alpha.ts': alpha, 'prompts/beta.ts': promptFile('beta') });
     const cold = await connectStdio('legacy', { agentsDir, dataDir, env: env(), args });
     const { tools } = await cold.client.listTools();
     await cold.client.close();
@@ -214,6 +214,33 @@ describe('[ST-5] serve with a damaged start-up cache', () => {
     },
     60_000,
   );
+
+  it('starts from a full load when the damaged line is a tool tool search lists at all times (alwaysLoad)', async () => {
+    const args = ['--tool-search', 'on'];
+    const alwaysLoaded = promptFile('alpha').replace('exposeAsTool: true,', 'exposeAsTool: true, alwaysLoad: true,');
+    const { agentsDir, dataDir, tools } = await served(args, alwaysLoaded);
+    expect(tools.map((tool) => tool.name)).toContain('alpha');
+    garbleFirstLine(dataDir);
+    const warm = await connectStdio('legacy', { agentsDir, dataDir, env: env(), args });
+    try {
+      expect((await warm.client.listTools()).tools).toEqual(tools);
+    } finally {
+      await warm.client.close();
+    }
+  }, 60_000);
+
+  it("lists the other prompts when one prompt's line is damaged in place", async () => {
+    const args = ['--tool-search', 'on'];
+    const { agentsDir, dataDir } = await served(args);
+    garbleFirstLine(dataDir);
+    const warm = await connectStdio('legacy', { agentsDir, dataDir, env: env(), args });
+    try {
+      for (let i = 0; i < 2; i++) expect((await warm.client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(['beta']);
+      expect(warm.stderr()).toMatch(/prompts: alpha left out of the list: start-up cache .* is not JSON/);
+    } finally {
+      await warm.client.close();
+    }
+  }, 60_000);
 
   it('keeps tool search working with a tool line damaged in place and no saved index', async () => {
     const args = ['--tool-search', 'on'];

@@ -208,6 +208,9 @@ export function damagedLine(tools: readonly ExposedTool[]): string | undefined {
   return undefined;
 }
 
+/** Cache files removed for a damaged line: once is enough (by then a new start may have written a good one). */
+const removed = new Set<string>();
+
 /**
  * Makes `tool[field]` the JSON on the line at byte `at` of `bytes`, parsed on the first read. The property stays an
  * ordinary enumerable one to readers (a spread or JSON.stringify of the tool reads it), and becomes a plain data
@@ -226,7 +229,8 @@ function parsedWhenRead(tool: ExposedTool, field: LateField, bytes: Buffer, at: 
       } catch (error) {
         // Only a hand edit (or a damaged disk) does this: the file is written whole, from JSON.stringify's output. It
         // is removed, so the next start loads the folder in full and writes it again.
-        rmSync(file, { force: true });
+        if (!removed.has(file)) rmSync(file, { force: true });
+        removed.add(file);
         throw new Error(
           `start-up cache ${file}: the ${field} of tool ${tool.name} is not JSON (${error instanceof Error ? error.message : String(error)}); the file was removed, and the next start loads the folder in full and saves it again`,
           { cause: error },
