@@ -101,9 +101,17 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 /**
- * The run stopped because its caller or the server stopped it, or it lost its thread's lock: not a failure of the
- * run itself, and no tool's error to hand to the model.
+ * The run of thread `threadId` stops: its caller or the server stopped it, or it lost its thread's lock. Not a failure
+ * of the run itself, and no tool's error to hand to the model. A lock lost by another thread (a sub-prompt's or
+ * subagent's) stopped that thread's run only: for this run it is a tool that failed.
  */
-export function isStop(error: unknown): error is AgentportError {
-  return hasCode(error, 'CANCELLED') || hasCode(error, 'INTERRUPTED') || hasCode(error, 'THREAD_LOCK_LOST');
+export function isStop(error: unknown, threadId?: string): error is AgentportError {
+  return hasCode(error, 'CANCELLED') || hasCode(error, 'INTERRUPTED') || lostLock(error, threadId);
+}
+
+/** THREAD_LOCK_LOST for thread `threadId` (for any thread when none is given). */
+export function lostLock(error: unknown, threadId?: string): error is AgentportError {
+  if (!hasCode(error, 'THREAD_LOCK_LOST')) return false;
+  const lost = error.data?.threadId;
+  return threadId === undefined || lost === undefined || lost === threadId;
 }

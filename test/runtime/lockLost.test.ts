@@ -54,6 +54,33 @@ describe('a turn that loses its thread lock', () => {
     expect((await store.getThread(threadId))?.status).toBe(statusBefore);
   });
 
+  it("[ST-4] a sub-prompt whose thread loses its lock fails as a tool: the caller's turn goes on and is stored", async () => {
+    const store = new LosableLockStore();
+    const runtime = createRuntime({ registry, store, env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' }, log: () => {} });
+    const requests = model.requests.length;
+    model.reply(
+      { toolCalls: [{ id: 'r', name: 'researcher', arguments: { question: 'What is 2+2?' } }] },
+      // The sub-prompt's model is slow: its run is marked running (and its thread locked) meanwhile.
+      { text: 'too late', delayMs: 1500 },
+      { text: 'The researcher could not finish.' },
+    );
+    const turn = runtime.runPrompt({ target: 'boss', args: { message: 'delegate' } });
+    await expect.poll(() => model.requests.length).toBe(requests + 2);
+    // Both runs are marked running (after half a second), the sub-prompt's last: its lock is the one lost.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    store.lose!();
+    const result = await turn;
+    expect(result.text).toBe('The researcher could not finish.');
+    const toolResult = model.requests.at(-1)!.body.messages.find((m) => m.role === 'tool');
+    expect(String(toolResult?.content)).toContain("'s lock was lost");
+    const parent = await store.getThread(result.threadId);
+    expect(parent?.status).toBe('idle');
+    expect((await store.listMessages(result.threadId)).at(-1)).toMatchObject({
+      role: 'assistant',
+      content: 'The researcher could not finish.',
+    });
+  });
+
   it('[ST-4] stops before its first step when the lock is lost while the run opens', async () => {
     const store = new LosableLockStore();
     const { runtime, threadId } = await threadWithOneTurn(store);

@@ -44,7 +44,7 @@ export async function runSession(run: Run): Promise<SessionResult> {
     }
   } catch (error) {
     // Cancellation and failures of agentport itself propagate; a run that could not finish is a result.
-    if (!isAgentportError(error) || isStop(error) || hasCode(error, 'INTERNAL')) throw run.redactor.error(error);
+    if (!isAgentportError(error) || isStop(error, run.thread.id) || hasCode(error, 'INTERNAL')) throw run.redactor.error(error);
     const info = (run.redactor.error(error) as AgentportError).info();
     // The turn that failed counts: it ran.
     return { text: '', turns: turns + 1, error: info };

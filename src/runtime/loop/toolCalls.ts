@@ -5,7 +5,7 @@
  * or stop tool is reported back as a signal for the stop phase.
  */
 import type { HookToolCall, ThreadState, ToolResult } from '../../definitions/types.js';
-import { errorMessage, hasCode, throwIfAborted } from '../../errors.js';
+import { errorMessage, hasCode, lostLock, throwIfAborted } from '../../errors.js';
 import type { StoredToolCall } from '../../store/types.js';
 import { TURN_RESPONSE_META } from '../agents/sideView.js';
 import { withHeartbeat } from '../heartbeat.js';
@@ -115,7 +115,7 @@ function isToolResult(value: unknown): value is ToolResult {
 /** Stored directly, without hooks: this runs while the run is failing. */
 async function closeUnansweredCalls(run: Run, calls: readonly StoredToolCall[], error: unknown): Promise<void> {
   // Fenced off the thread (another process may run it now): nothing more is written to it.
-  if (hasCode(error, 'THREAD_LOCK_LOST')) return;
+  if (lostLock(error, run.thread.id)) return;
   const reason = hasCode(error, 'CANCELLED')
     ? 'cancelled before this tool call finished'
     : hasCode(error, 'INTERRUPTED')

@@ -3,7 +3,7 @@
  * thread: `idle` after a normal end, `failed` after an error result,
  * `cancelled` when the caller cancelled, `completed` once terminated.
  */
-import { hasCode } from '../../errors.js';
+import { hasCode, lostLock } from '../../errors.js';
 import { runSession } from '../agents/session.js';
 import { writeOpening } from '../loop/storeMessage.js';
 import { INTERRUPTED_FROM_META, recordStatus, recordThrown } from './threadStatus.js';
@@ -60,7 +60,7 @@ async function execute(run: Run): Promise<SessionResult> {
     clearTimeout(mark);
     await marking;
     // A run fenced off its thread writes nothing more to it: the thread may be another process's now.
-    if (!hasCode(error, 'THREAD_LOCK_LOST')) await recordThrown(run.services, run.thread.id, error, run.sessionStartSeq);
+    if (!lostLock(error, run.thread.id)) await recordThrown(run.services, run.thread.id, error, run.sessionStartSeq);
     throw run.redactor.error(error);
   } finally {
     clearTimeout(mark);

@@ -250,6 +250,9 @@ export class RunHandles {
       if (runs?.length === 0) this.handles.delete(handle.threadId);
       if (handle.id && this.byId.get(handle.id) === handle) this.byId.delete(handle.id);
     }, SETTLED_KEPT_MS).unref();
+    // A run fenced off its thread (its lock lost: another process may run the thread now) writes nothing more to it;
+    // run_wait here still has its outcome, and elsewhere the thread reads as interrupted.
+    if (view.error?.code === 'THREAD_LOCK_LOST' && view.error.data?.threadId === handle.threadId) return;
     const outcome = { status: view.status, ...(view.result ? { result: view.result } : {}), ...(view.error ? { error: view.error } : {}) };
     const lastRun = { ...outcome, endedAt };
     await this.services

@@ -74,7 +74,7 @@ export async function runTool(run: Run, side: Side, name: string, argumentText: 
             ? await runSubagentTool(run, side, tool, argumentText)
             : await runLifecycleTool(run, side, tool, argumentText);
       } catch (error) {
-        if (isStop(error)) throw error;
+        if (isStop(error, run.thread.id)) throw error;
         result = { status: 'error', error: errorMessage(error) };
       }
       // Files a subagent handed over are already in this thread: they link to the result message.

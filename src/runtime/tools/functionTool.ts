@@ -80,6 +80,7 @@ async function execute(
         controller,
         timeoutMs,
         tool.name,
+        state.threadId,
       );
     } else {
       result = {
@@ -89,7 +90,14 @@ async function execute(
     }
   } else {
     args = parsed;
-    result = await run(() => (definition.execute as (s: unknown) => unknown)(state), runSignal, controller, timeoutMs, tool.name);
+    result = await run(
+      () => (definition.execute as (s: unknown) => unknown)(state),
+      runSignal,
+      controller,
+      timeoutMs,
+      tool.name,
+      state.threadId,
+    );
   }
 
   if (result.attachments?.length) {
@@ -113,6 +121,7 @@ async function run(
   controller: AbortController,
   timeoutMs: number,
   name: string,
+  threadId: string,
 ): Promise<ToolResult> {
   let onAbort: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -134,7 +143,7 @@ async function run(
   try {
     return await Promise.race([Promise.resolve().then(execute).then(normalizeResult), cancelled, timedOut]);
   } catch (error) {
-    if (isStop(error)) throw error;
+    if (isStop(error, threadId)) throw error;
     return {
       status: 'error',
       error: error instanceof Error ? error.message : String(error),

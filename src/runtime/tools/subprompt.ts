@@ -38,13 +38,20 @@ export async function runSubprompt(parent: Run, tool: OfferedSubprompt, argument
       attachmentPaths: input.attachmentPaths,
     });
   } catch (error) {
-    if (isStop(error)) throw error;
+    if (isStop(error, parent.thread.id)) throw error;
     return { status: 'error', error: errorMessage(error) };
   }
-  const outcome = await services.engine.runToCompletion(child).finally(() => {
-    // What the sub-prompt's model calls cost is part of its caller's run.
-    parent.tally.usage = addUsage(parent.tally.usage, child.tally.usage);
-  });
+  let outcome;
+  try {
+    outcome = await services.engine.runToCompletion(child).finally(() => {
+      // What the sub-prompt's model calls cost is part of its caller's run.
+      parent.tally.usage = addUsage(parent.tally.usage, child.tally.usage);
+    });
+  } catch (error) {
+    // The sub-prompt's thread lost its lock: its run stopped, and for the caller that is a tool that failed.
+    if (isStop(error, child.thread.id) && !isStop(error, parent.thread.id)) return { status: 'error', error: errorMessage(error) };
+    throw error;
+  }
   const text = formatSubpromptResult(
     {
       prompt: tool.prompt.name,

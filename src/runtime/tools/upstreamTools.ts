@@ -164,7 +164,7 @@ export async function runUpstreamTool(run: Run, side: Side, tool: OfferedUpstrea
     }
     return { result, args, attachments };
   } catch (error) {
-    if (isStop(error)) throw error;
+    if (isStop(error, run.thread.id)) throw error;
     return { result: { status: 'error', error: errorMessage(error) }, args, attachments: none };
   }
 }
