@@ -703,13 +703,15 @@ export class PostgresStore implements Store {
     return async () => {
       if (released || !this.heldLocks.delete(client)) return;
       released = true;
-      detach();
       try {
         await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
         client.release();
       } catch {
         // A broken connection lost the lock with it: do not reuse that connection.
         client.release(true);
+      } finally {
+        // Only now: a connection that drops during the unlock must still find a listener (else it is uncaught).
+        detach();
       }
     };
   }
