@@ -86,7 +86,7 @@ import {
   normalizeThreadPath,
   resolveThreadFile,
 } from './paths.js';
-import { threadFileError } from './hostErrors.js';
+import { threadFileError, threadStoreError } from './hostErrors.js';
 import { acquireThreadLock } from './threadLock.js';
 import { Packs, frame, packOf } from './packs.js';
 import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
@@ -590,29 +590,40 @@ export class FileStore implements Store {
     });
   }
 
+  /** Runs a thread operation; a failure of the host's file system is reported without host paths (hostErrors.ts). */
+  private guarded<T>(threadId: string, operation: () => Promise<T>): Promise<T> {
+    return operation().catch((error: unknown) => {
+      throw threadStoreError(error, threadId);
+    });
+  }
+
   /** {@inheritDoc Store.getThread} */
-  async getThread(id: string): Promise<ThreadRecord | undefined> {
-    if (!isValidThreadId(id)) return undefined;
-    const record = await this.loadThread(id);
-    return record === undefined ? undefined : jsonCopy(record, 'thread');
+  getThread(id: string): Promise<ThreadRecord | undefined> {
+    return this.guarded(id, async () => {
+      if (!isValidThreadId(id)) return undefined;
+      const record = await this.loadThread(id);
+      return record === undefined ? undefined : jsonCopy(record, 'thread');
+    });
   }
 
   /** {@inheritDoc Store.updateThread} Appends a `thread` record to the log (a new thread's first line holds it). */
-  async updateThread(id: string, patch: Partial<Pick<ThreadRecord, 'status' | 'meta'>>): Promise<ThreadRecord> {
-    assertValidThreadId(id);
-    return this.queue.run(id, async () => {
-      const next = patchThread(await this.requireThread(id), patch);
-      if (this.unwritten.has(id)) {
-        // The first line holds the record as it is now.
-        this.threads.set(id, next);
-        await this.materializeAlone(id);
-      } else {
-        const set: ThreadSet = { status: next.status, updatedAt: next.updatedAt };
-        if (patch.meta !== undefined) set.meta = next.meta;
-        this.appendLine(id, await this.appendStateFor(id), { op: 'thread', set });
-      }
-      this.remember(next);
-      return jsonCopy(next, 'thread');
+  updateThread(id: string, patch: Partial<Pick<ThreadRecord, 'status' | 'meta'>>): Promise<ThreadRecord> {
+    return this.guarded(id, async () => {
+      assertValidThreadId(id);
+      return this.queue.run(id, async () => {
+        const next = patchThread(await this.requireThread(id), patch);
+        if (this.unwritten.has(id)) {
+          // The first line holds the record as it is now.
+          this.threads.set(id, next);
+          await this.materializeAlone(id);
+        } else {
+          const set: ThreadSet = { status: next.status, updatedAt: next.updatedAt };
+          if (patch.meta !== undefined) set.meta = next.meta;
+          this.appendLine(id, await this.appendStateFor(id), { op: 'thread', set });
+        }
+        this.remember(next);
+        return jsonCopy(next, 'thread');
+      });
     });
   }
 
@@ -1069,65 +1080,73 @@ export class FileStore implements Store {
   }
 
   /** {@inheritDoc Store.appendMessage} */
-  async appendMessage(threadId: string, message: NewMessage, options?: AppendOptions): Promise<StoredMessage> {
-    assertValidThreadId(threadId);
-    // Validate and copy now: the caller may reuse its object while the append waits its turn.
-    const draft = buildMessage(threadId, 0, message);
-    return this.queue.run(threadId, async () => {
-      // A run's appends find their thread known and its state ready: no turn of the event loop for either.
-      if (!this.threads.has(threadId)) await this.requireThread(threadId);
-      const state = this.readyAppendState(threadId) ?? (await this.appendStateFor(threadId));
-      // lastSeq counts deleted messages too (their lines stay in the file): no seq is reused.
-      const stored: StoredMessage = { ...draft, seq: state.lastSeq + 1 };
-      if (options?.withNextWrite && this.unwritten.has(threadId)) {
-        // Written with the thread's first line, by whatever writes the thread next (or by close).
-        this.waiting.set(threadId, (this.waiting.get(threadId) ?? '') + JSON.stringify(stored) + '\n');
-        state.replay?.add({ message: jsonCopy(stored, 'message') });
+  appendMessage(threadId: string, message: NewMessage, options?: AppendOptions): Promise<StoredMessage> {
+    return this.guarded(threadId, async () => {
+      assertValidThreadId(threadId);
+      // Validate and copy now: the caller may reuse its object while the append waits its turn.
+      const draft = buildMessage(threadId, 0, message);
+      return this.queue.run(threadId, async () => {
+        // A run's appends find their thread known and its state ready: no turn of the event loop for either.
+        if (!this.threads.has(threadId)) await this.requireThread(threadId);
+        const state = this.readyAppendState(threadId) ?? (await this.appendStateFor(threadId));
+        // lastSeq counts deleted messages too (their lines stay in the file): no seq is reused.
+        const stored: StoredMessage = { ...draft, seq: state.lastSeq + 1 };
+        if (options?.withNextWrite && this.unwritten.has(threadId)) {
+          // Written with the thread's first line, by whatever writes the thread next (or by close).
+          this.waiting.set(threadId, (this.waiting.get(threadId) ?? '') + JSON.stringify(stored) + '\n');
+          state.replay?.add({ message: jsonCopy(stored, 'message') });
+          state.lastSeq = stored.seq;
+          return stored;
+        }
+        this.appendLine(threadId, state, stored);
         state.lastSeq = stored.seq;
         return stored;
-      }
-      this.appendLine(threadId, state, stored);
-      state.lastSeq = stored.seq;
-      return stored;
+      });
     });
   }
 
   /** {@inheritDoc Store.updateMessage} Appends an `update` record to the log. */
-  async updateMessage(threadId: string, id: string, patch: MessagePatch): Promise<StoredMessage> {
-    assertValidThreadId(threadId);
-    const checked = validateMessagePatch(threadId, id, patch);
-    return this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      // First, so that a torn last line is cut off before it is read around.
-      const state = await this.appendStateFor(threadId);
-      const messages = await this.currentMessages(threadId);
-      let current: StoredMessage | undefined;
-      for (const m of messages) if (m.id === id) current = m;
-      if (current === undefined) throw messageNotFound(threadId, id);
-      if (Object.keys(checked).length > 0) this.appendLine(threadId, state, { op: 'update', id, patch: checked });
-      return applyMessagePatch(current, checked);
+  updateMessage(threadId: string, id: string, patch: MessagePatch): Promise<StoredMessage> {
+    return this.guarded(threadId, async () => {
+      assertValidThreadId(threadId);
+      const checked = validateMessagePatch(threadId, id, patch);
+      return this.queue.run(threadId, async () => {
+        await this.requireThread(threadId);
+        // First, so that a torn last line is cut off before it is read around.
+        const state = await this.appendStateFor(threadId);
+        const messages = await this.currentMessages(threadId);
+        let current: StoredMessage | undefined;
+        for (const m of messages) if (m.id === id) current = m;
+        if (current === undefined) throw messageNotFound(threadId, id);
+        if (Object.keys(checked).length > 0) this.appendLine(threadId, state, { op: 'update', id, patch: checked });
+        return applyMessagePatch(current, checked);
+      });
     });
   }
 
   /** {@inheritDoc Store.deleteMessages} Appends a `delete` record to the log. */
-  async deleteMessages(threadId: string, ids: readonly string[]): Promise<void> {
-    assertValidThreadId(threadId);
-    const unique = validateMessageIds(threadId, ids);
-    await this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      if (unique.length === 0) return;
-      // No need to check which ids exist: replaying the record skips unknown ones, and it never
-      // touches a message appended after it, even one that reuses a deleted id.
-      this.appendLine(threadId, await this.appendStateFor(threadId), { op: 'delete', ids: unique });
+  deleteMessages(threadId: string, ids: readonly string[]): Promise<void> {
+    return this.guarded(threadId, async () => {
+      assertValidThreadId(threadId);
+      const unique = validateMessageIds(threadId, ids);
+      await this.queue.run(threadId, async () => {
+        await this.requireThread(threadId);
+        if (unique.length === 0) return;
+        // No need to check which ids exist: replaying the record skips unknown ones, and it never
+        // touches a message appended after it, even one that reuses a deleted id.
+        this.appendLine(threadId, await this.appendStateFor(threadId), { op: 'delete', ids: unique });
+      });
     });
   }
 
   /** {@inheritDoc Store.listMessages} */
-  async listMessages(threadId: string): Promise<StoredMessage[]> {
-    assertValidThreadId(threadId);
-    return this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      return this.currentMessages(threadId);
+  listMessages(threadId: string): Promise<StoredMessage[]> {
+    return this.guarded(threadId, async () => {
+      assertValidThreadId(threadId);
+      return this.queue.run(threadId, async () => {
+        await this.requireThread(threadId);
+        return this.currentMessages(threadId);
+      });
     });
   }
 
@@ -1217,15 +1236,17 @@ export class FileStore implements Store {
   }
 
   /** {@inheritDoc Store.listFiles} */
-  async listFiles(threadId: string, prefix?: string): Promise<AttachmentRef[]> {
-    assertValidThreadId(threadId);
-    const dir = directoryPrefix(prefix);
-    return this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      return Object.values((await this.readIndex(threadId)).files)
-        .filter((ref) => matchesPrefix(ref.path, dir))
-        .map((ref) => ({ ...ref }))
-        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  listFiles(threadId: string, prefix?: string): Promise<AttachmentRef[]> {
+    return this.guarded(threadId, async () => {
+      assertValidThreadId(threadId);
+      const dir = directoryPrefix(prefix);
+      return this.queue.run(threadId, async () => {
+        await this.requireThread(threadId);
+        return Object.values((await this.readIndex(threadId)).files)
+          .filter((ref) => matchesPrefix(ref.path, dir))
+          .map((ref) => ({ ...ref }))
+          .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+      });
     });
   }
 
@@ -1302,53 +1323,57 @@ export class FileStore implements Store {
   }
 
   /** {@inheritDoc Store.setVariables} Secret values are encrypted before they reach the disk. */
-  async setVariables(threadId: string, values: VariableValue[]): Promise<void> {
-    assertValidThreadId(threadId);
-    const incoming = validateVariables(threadId, values);
-    await this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      await this.materializeAlone(threadId);
-      const existing = await this.readVariables(threadId);
-      const key = incoming.some((v) => v.secret) ? await this.key() : undefined;
-      const stored = incoming.map((v): StoredVariable => {
-        const base = v.scoped === undefined ? { name: v.name } : { name: v.name, scoped: v.scoped };
-        if (!v.secret) return { ...base, secret: false, value: v.value };
-        // `key` is set whenever a secret is present (see above).
-        return { ...base, secret: true, encrypted: encryptSecret(key as Buffer, v.value, FileStore.aad(threadId, v.name)) };
+  setVariables(threadId: string, values: VariableValue[]): Promise<void> {
+    return this.guarded(threadId, async () => {
+      assertValidThreadId(threadId);
+      const incoming = validateVariables(threadId, values);
+      await this.queue.run(threadId, async () => {
+        await this.requireThread(threadId);
+        await this.materializeAlone(threadId);
+        const existing = await this.readVariables(threadId);
+        const key = incoming.some((v) => v.secret) ? await this.key() : undefined;
+        const stored = incoming.map((v): StoredVariable => {
+          const base = v.scoped === undefined ? { name: v.name } : { name: v.name, scoped: v.scoped };
+          if (!v.secret) return { ...base, secret: false, value: v.value };
+          // `key` is set whenever a secret is present (see above).
+          return { ...base, secret: true, encrypted: encryptSecret(key as Buffer, v.value, FileStore.aad(threadId, v.name)) };
+        });
+        const merged = mergeByName(existing, stored);
+        await mkdir(this.threadDir(threadId), { recursive: true });
+        await writeJsonAtomic(this.variablesFile(threadId), { version: FILE_STORE_FORMAT_VERSION, variables: merged });
+        this.rememberVariables(threadId, merged, fileStamp(this.variablesFile(threadId)));
       });
-      const merged = mergeByName(existing, stored);
-      await mkdir(this.threadDir(threadId), { recursive: true });
-      await writeJsonAtomic(this.variablesFile(threadId), { version: FILE_STORE_FORMAT_VERSION, variables: merged });
-      this.rememberVariables(threadId, merged, fileStamp(this.variablesFile(threadId)));
     });
   }
 
   /** {@inheritDoc Store.getVariables} */
-  async getVariables(threadId: string): Promise<VariableValue[]> {
-    assertValidThreadId(threadId);
-    return this.queue.run(threadId, async () => {
-      await this.requireThread(threadId);
-      const stored = await this.readVariables(threadId);
-      const key = stored.some((v) => v.secret) ? await this.key() : undefined;
-      return stored.map((v): VariableValue => {
-        let value: string;
-        if (v.secret) {
-          try {
-            value = decryptSecret(key as Buffer, v.encrypted, FileStore.aad(threadId, v.name));
-          } catch (err) {
-            throw new AgentportError(
-              'SECRET_DECRYPT_FAILED',
-              `Cannot decrypt secret variable "${v.name}" of thread ${threadId}: the key (AGENTPORT_SECRET_KEY or ${path.join(this.dir, 'secret.key')}) differs from the one it was stored with, or the file was altered`,
-              undefined,
-              { cause: err },
-            );
+  getVariables(threadId: string): Promise<VariableValue[]> {
+    return this.guarded(threadId, async () => {
+      assertValidThreadId(threadId);
+      return this.queue.run(threadId, async () => {
+        await this.requireThread(threadId);
+        const stored = await this.readVariables(threadId);
+        const key = stored.some((v) => v.secret) ? await this.key() : undefined;
+        return stored.map((v): VariableValue => {
+          let value: string;
+          if (v.secret) {
+            try {
+              value = decryptSecret(key as Buffer, v.encrypted, FileStore.aad(threadId, v.name));
+            } catch (err) {
+              throw new AgentportError(
+                'SECRET_DECRYPT_FAILED',
+                `Cannot decrypt secret variable "${v.name}" of thread ${threadId}: the key (AGENTPORT_SECRET_KEY or ${path.join(this.dir, 'secret.key')}) differs from the one it was stored with, or the file was altered`,
+                undefined,
+                { cause: err },
+              );
+            }
+          } else {
+            value = v.value;
           }
-        } else {
-          value = v.value;
-        }
-        const out: VariableValue = { name: v.name, value, secret: v.secret };
-        if (v.scoped !== undefined) out.scoped = v.scoped;
-        return out;
+          const out: VariableValue = { name: v.name, value, secret: v.secret };
+          if (v.scoped !== undefined) out.scoped = v.scoped;
+          return out;
+        });
       });
     });
   }

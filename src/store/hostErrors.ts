@@ -20,3 +20,19 @@ export function threadFileError(error: unknown, action: 'write' | 'read' | 'dele
   }
   return new AgentportError('INTERNAL', `${what}: the data folder's file system refused it (${code})`, { errno: code }, { cause: error });
 }
+
+/**
+ * `error` unchanged when it is agentport's own (or not a system error); otherwise one naming the thread and the
+ * system's error code, not the host path (kept as the error's `cause`).
+ */
+export function threadStoreError(error: unknown, threadId: string): unknown {
+  if (isAgentportError(error)) return error;
+  const code = errnoCode(error);
+  if (code === undefined) return error;
+  return new AgentportError(
+    'INTERNAL',
+    `Cannot read or write thread ${threadId}: the data folder's file system refused it (${code})`,
+    { errno: code, threadId },
+    { cause: error },
+  );
+}

@@ -3,7 +3,7 @@
  * reported with the store's own error, never as a thread that does not
  * exist: a client told "not found" may give up on a thread that is still there.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { startInProcess, textOf, type InProcessAgentport } from '../support/inPr
 import { RUNTIME_AGENTS } from './harness.js';
 
 const DAMAGED = 'damaged-thread';
+const REFUSED = 'refused-thread';
 let dir: string;
 let agentport: InProcessAgentport;
 let client: Client;
@@ -23,6 +24,9 @@ beforeAll(async () => {
   // A thread whose record is not JSON any more (a disk error, a hand edit).
   await mkdir(path.join(dir, 'threads', DAMAGED), { recursive: true });
   await writeFile(path.join(dir, 'threads', DAMAGED, 'thread.json'), '{nope');
+  // One the file system refuses to read (a link to itself stands in for EACCES or EIO, which root never meets).
+  await mkdir(path.join(dir, 'threads', REFUSED), { recursive: true });
+  await symlink('thread.json', path.join(dir, 'threads', REFUSED, 'thread.json'));
   agentport = await startInProcess({
     agentsDir: RUNTIME_AGENTS,
     env: { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'k' },
@@ -55,6 +59,14 @@ describe('a thread the store cannot read', () => {
 
   it('reading its transcript resource fails with the store error, not "resource not found"', async () => {
     await expect(client.readResource({ uri: threadUri(DAMAGED) })).rejects.toThrow(/thread\.json/);
+  });
+
+  it("one the file system refuses to read fails naming the thread and the system's code, without host paths", async () => {
+    const result = await client.callTool({ name: 'forgetful', arguments: { message: 'next', thread_id: REFUSED } });
+    expect(result.isError).toBe(true);
+    expect(errorOf(result)).toMatchObject({ code: 'INTERNAL', data: { errno: 'ELOOP', threadId: REFUSED } });
+    expect(textOf(result)).toContain(`thread ${REFUSED}`);
+    expect(textOf(result)).not.toContain(dir);
   });
 
   it('a thread that is not there is still reported missing', async () => {

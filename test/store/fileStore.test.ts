@@ -1059,7 +1059,7 @@ describe('FileStore when a thread cannot be written', () => {
       if (scenario === 'later') await store.appendMessage(t.id, { role: 'user', content: 'first' });
       armed = true;
       let failed = '';
-      try { await store.appendMessage(t.id, { role: 'assistant', content: 'failing' }); } catch (e) { failed = e.code; }
+      try { await store.appendMessage(t.id, { role: 'assistant', content: 'failing' }); } catch (e) { failed = e.code === 'INTERNAL' ? e.data.errno : e.code; }
       await store.updateThread(t.id, { status: 'failed' });
       await store.appendMessage(t.id, { role: 'assistant', content: 'after' });
       const here = (await store.listMessages(t.id)).map((m) => m.seq + ':' + m.content);
