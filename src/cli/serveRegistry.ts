@@ -14,7 +14,7 @@ import { damagedLine, readStartupCache, type StartupCache, startupCachePath, wri
 import { startupCacheOf } from '../server/startupCache/build.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
 import { stampFile, stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
-import { DEFAULT_TOOL_SEARCH_THRESHOLD, searchIsOn, type SavedSearchIndex } from '../server/toolSearchSurface.js';
+import { searchIsOn, type SavedSearchIndex, type ToolSearchSettings } from '../server/toolSearchSurface.js';
 import { buildToolCatalog, type ExposedTool } from '../server/toolCatalog.js';
 import { UPSTREAM_CONFIG_FILE } from '../upstream/configFile.js';
 import { agentsDirOf, cacheDirOf, dataDirOf, loadForCommand, type DirOptions, type LoadedForCommand } from './context.js';
@@ -33,9 +33,8 @@ export interface LoadedForServe extends LoadedForCommand {
 export interface ServeLoadOptions extends DirOptions {
   /** Where `${env:...}` is looked up (default: process.env). */
   env?: Readonly<Record<string, string | undefined>>;
-  /** serve's options that decide whether its start reads every tool's input schema (tool search off). */
-  toolSearch?: string | undefined;
-  toolSearchThreshold?: string | undefined;
+  /** Whether the start reads every tool's input schema (tool search off) or only the always-loaded ones'. */
+  searchSettings?: ToolSearchSettings;
   exposeUpstream?: boolean | undefined;
 }
 
@@ -118,12 +117,8 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
  */
 function usableCache(cached: StartupCache | undefined, options: ServeLoadOptions): StartupCache | undefined {
   if (!cached) return undefined;
-  const mode = options.toolSearch ?? 'auto';
-  const threshold = Number(options.toolSearchThreshold ?? DEFAULT_TOOL_SEARCH_THRESHOLD);
-  // An invalid mode or threshold stops serve after the load: reading the lines then costs nothing that matters.
-  const searchOn =
-    options.exposeUpstream === true ||
-    ((mode === 'on' || mode === 'auto') && Number.isInteger(threshold) && searchIsOn(cached.tools.length, { mode, threshold }));
+  const { searchSettings } = options;
+  const searchOn = options.exposeUpstream === true || (searchSettings !== undefined && searchIsOn(cached.tools.length, searchSettings));
   // With tool search on, the start lists only the tools loaded at all times (alwaysLoad) in full.
   const damaged = damagedLine(searchOn ? cached.tools.filter((tool) => tool.alwaysLoad) : cached.tools);
   if (damaged === undefined) return cached;

@@ -7,7 +7,7 @@
  * once the folder has been quiet for `debounceMs`.
  */
 import path from 'node:path';
-import { stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
+import { stampFolder, stampKey, type FileStamp } from '../server/startupCache/stamps.js';
 import { isSkippedName } from './folderWalk.js';
 
 const DEFAULT_DEBOUNCE_MS = 150;
@@ -86,11 +86,10 @@ function changedSince(
   ignoredFolders: readonly string[],
   ignored: (file: string) => boolean,
 ): string[] {
-  const stamp = (entry: FileStamp): string => entry.slice(1).join(':');
-  const before = new Map(baseline.map((entry) => [entry[0], stamp(entry)]));
+  const before = new Map(baseline.map((entry) => [entry[0], stampKey(entry)]));
   const found: string[] = [];
   for (const entry of stampFolder(root, ignoredFolders)) {
-    if (before.get(entry[0]) !== stamp(entry)) found.push(path.join(root, entry[0]));
+    if (before.get(entry[0]) !== stampKey(entry)) found.push(path.join(root, entry[0]));
     before.delete(entry[0]);
   }
   for (const file of before.keys()) found.push(path.join(root, file));

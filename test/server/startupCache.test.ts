@@ -44,7 +44,7 @@ function folder(): { agentsDir: string; dataDir: string; marker: string } {
 const load = (f: { agentsDir: string; dataDir: string }) => loadForServe({ dir: f.agentsDir, dataDir: f.dataDir });
 /** A start with tool search on, which reads no tool's line (with it off, a start reads them all). */
 const loadSearching = (f: { agentsDir: string; dataDir: string }) =>
-  loadForServe({ dir: f.agentsDir, dataDir: f.dataDir, toolSearch: 'on' });
+  loadForServe({ dir: f.agentsDir, dataDir: f.dataDir, searchSettings: { mode: 'on', threshold: 0 } });
 
 describe('the start-up cache', () => {
   it('is written by a clean load and used by the next start, with the same catalogue', async () => {

@@ -87,6 +87,17 @@ export function registerServeCommand(program: Command): void {
       String(DEFAULT_TOOL_SEARCH_THRESHOLD),
     )
     .action(async (options: ServeOptions) => {
+      // Before the load: whether tool search is on decides which start-up cache lines a start reads (serveRegistry.ts).
+      const mode = options.toolSearch ?? 'auto';
+      const threshold = Number(options.toolSearchThreshold);
+      if (mode !== 'auto' && mode !== 'on' && mode !== 'off') {
+        fail(`--tool-search must be auto, on or off, got "${mode}"`);
+        return;
+      }
+      if (!Number.isInteger(threshold) || threshold < 0) {
+        fail(`--tool-search-threshold must be a non-negative integer, got "${options.toolSearchThreshold}"`);
+        return;
+      }
       const guards = await import('../../server/processGuards.js');
       // Before any user code loads: agents/ files run in this process.
       const heldConsole = guards.redactConsole();
@@ -95,7 +106,7 @@ export function registerServeCommand(program: Command): void {
       let loaded;
       try {
         const { loadForServe } = await import('../serveRegistry.js');
-        loaded = await loadForServe(options);
+        loaded = await loadForServe({ ...options, searchSettings: { mode, threshold } });
         // Secrets the folder declares, with values in the environment, are hidden from what loading printed.
         const { hideDeclaredSecrets } = await import('../../runtime/variables/declaredSecrets.js');
         hideDeclaredSecrets(loaded.registry, process.env);
@@ -131,16 +142,6 @@ export function registerServeCommand(program: Command): void {
       const runTimeout = options.runTimeout === undefined ? undefined : Number(options.runTimeout);
       if (runTimeout !== undefined && !(runTimeout > 0)) {
         fail(`--run-timeout must be a positive number of seconds, got "${options.runTimeout}"`);
-        return;
-      }
-      const mode = options.toolSearch ?? 'auto';
-      const threshold = Number(options.toolSearchThreshold);
-      if (mode !== 'auto' && mode !== 'on' && mode !== 'off') {
-        fail(`--tool-search must be auto, on or off, got "${mode}"`);
-        return;
-      }
-      if (!Number.isInteger(threshold) || threshold < 0) {
-        fail(`--tool-search-threshold must be a non-negative integer, got "${options.toolSearchThreshold}"`);
         return;
       }
       const limits: { maxRunsPerUser?: number; callsPerMinute?: number } = {};

@@ -10,7 +10,7 @@ import { secretNamesOf } from '../../registry/secretNames.js';
 import type { Registry } from '../../registry/types.js';
 import type { ExposedTool } from '../toolCatalog.js';
 import type { StartupCache } from './cacheFile.js';
-import { stampFile, type FileStamp } from './stamps.js';
+import { stampFile, stampKey, type FileStamp } from './stamps.js';
 
 /**
  * Undefined when a definition does not come from one module file of the
@@ -46,17 +46,14 @@ export function startupCacheOf(
   }
   // A walked file is known by its stamp, not its path: jiti may name a file by its real path, through the links the
   // walk's path goes through.
-  const walked = new Set(stamps.map(identity));
-  const others = new Map([...read].filter(([, stamp]) => !walked.has(identity(stamp))));
+  const walked = new Set(stamps.map(stampKey));
+  const others = new Map([...read].filter(([, stamp]) => !walked.has(stampKey(stamp))));
   for (const file of iconFiles(registry)) {
     const stamp = stampFile(file);
-    if (!walked.has(identity(stamp))) others.set(file, stamp);
+    if (!walked.has(stampKey(stamp))) others.set(file, stamp);
   }
   return { files: stamps, read: [...others.values()], definitions, secretNames: secretNamesOf(registry), warnings, tools };
 }
-
-/** A file's size, times and inode: the same for one file under two paths, and (in practice) for no two files. */
-const identity = (stamp: FileStamp): string => stamp.slice(1).join(':');
 
 /** The image files prompts and agents name as icons (URLs are no files), by absolute path. */
 function iconFiles(registry: Registry): string[] {

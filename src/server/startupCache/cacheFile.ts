@@ -31,7 +31,7 @@ import type { JsonSchema } from '../../definitions/jsonSchema.js';
 import type { SecretNames } from '../../registry/types.js';
 import type { ExposedTool } from '../toolCatalog.js';
 import { VERSION } from '../version.js';
-import { sameStamps, stampFile, type FileStamp } from './stamps.js';
+import { sameFiles, sameStamps, type FileStamp } from './stamps.js';
 
 const STARTUP_CACHE_FILE = 'catalog-v2.jsonl';
 const FORMAT = 4;
@@ -95,13 +95,7 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
     return undefined;
   if (parsed.linesBytes !== lines.length) return undefined;
   if (!sameStamps(parsed.files, stamps)) return undefined;
-  if (
-    !sameStamps(
-      parsed.read,
-      parsed.read.map((stamp) => stampFile(String((stamp as unknown[])[0]))),
-    )
-  )
-    return undefined;
+  if (!sameFiles(parsed.read)) return undefined;
   // A file edited by hand can still parse: a definition must point at a stamped file.
   for (const [kind, name, at] of parsed.definitions) {
     if (!KINDS.has(kind) || typeof name !== 'string' || !Number.isInteger(at) || at < 0 || at >= parsed.files.length) return undefined;

@@ -64,6 +64,19 @@ export function stampFile(file: string): FileStamp {
   return stat?.isFile() ? [file, stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino] : [file, -1, -1, -1, -1];
 }
 
+/** A stamp without its path: the same for one file under two paths, and (in practice) for no two files. */
+export function stampKey(stamp: FileStamp): string {
+  return stamp.slice(1).join(':');
+}
+
+/** Whether files stamped by their absolute paths (stampFile) are as they were; stamps read back from the cache may be any JSON. */
+export function sameFiles(stamps: readonly FileStamp[]): boolean {
+  return sameStamps(
+    stamps,
+    stamps.map((stamp) => stampFile(String((stamp as unknown[])[0]))),
+  );
+}
+
 export function sameStamps(a: readonly FileStamp[], b: readonly FileStamp[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
