@@ -33,7 +33,7 @@ export const ERROR_CODES = {
   THREAD_EXISTS: 'a thread with that id already exists',
   THREAD_TERMINATED: 'the thread was terminated and cannot run again',
   THREAD_BUSY: 'another process is running a turn of the thread',
-  THREAD_LOCK_LOST: "the turn lost the thread's lock (its database connection dropped) and was stopped",
+  THREAD_LOCK_LOST: "the turn lost the thread's lock (its database connection dropped, or its lock file was taken over) and was stopped",
   INVALID_THREAD_ID: 'a thread id is not of the safe form',
   INVALID_PATH: 'a file path is malformed or escapes the folder it must stay in',
   SECRET_KEY_INVALID: 'the secret key does not hold 32 bytes',

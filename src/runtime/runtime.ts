@@ -400,7 +400,7 @@ const THREAD_LOCK_WAIT_MS = 10_000;
 
 /**
  * Runs `work` (a turn) holding the thread's store lock. A lock lost on the way (the PostgreSQL store's connection
- * dropped) fences the turn: another process may run the thread from then on, so the run in progress is aborted with
+ * dropped, the file store's lock file taken over) fences the turn: another process may run the thread from then on, so the run in progress is aborted with
  * THREAD_LOCK_LOST, and one that starts later within `work` stops at once (execute.ts reads `lostLocks`).
  */
 async function withThreadLock<T>(

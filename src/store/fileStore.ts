@@ -425,9 +425,13 @@ export class FileStore implements Store {
     return path.join(this.threadsDir, id);
   }
 
-  async lockThread(threadId: string, waitMs: number): Promise<() => Promise<void>> {
+  /**
+   * {@inheritDoc Store.lockThread} A lock file with a heartbeat (threadLock.ts): lost when another process takes it
+   * over after the heartbeat went stale, or when the heartbeat cannot be refreshed.
+   */
+  async lockThread(threadId: string, waitMs: number, onLost?: (error: AgentportError) => void): Promise<() => Promise<void>> {
     assertValidThreadId(threadId);
-    const release = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs);
+    const release = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs, onLost);
     // Another process may have written the thread since this one last read it: whatever it wrote
     // (messages, operations, a new status) shows in the size of the log.
     try {

@@ -4,6 +4,12 @@
  * `<dir>/locks/`, holding its owner's pid, host and a heartbeat (its mtime,
  * refreshed while held). A lock whose owner is gone (a pid no longer alive on
  * this host, or a heartbeat older than STALE_MS) is taken over.
+ *
+ * So the holder of a lock taken over (a process that was paused, or whose
+ * heartbeat writes failed) learns it: each heartbeat checks that the file is
+ * still its own, and one that could not be refreshed for GIVE_UP_MS is given
+ * up. Either way the holder is told (`onLost`, THREAD_LOCK_LOST) and stops
+ * writing the thread.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -14,39 +20,59 @@ import { AgentportError } from '../errors.js';
 
 const HEARTBEAT_MS = 5_000;
 const STALE_MS = 30_000;
+/**
+ * A heartbeat not refreshed for this long gives the lock up: from STALE_MS on another process may take it over,
+ * and timers run late on a loaded machine.
+ */
+const GIVE_UP_MS = STALE_MS - 2 * HEARTBEAT_MS;
 const POLL_MS = 50;
 
 interface Owner {
   pid: number;
   host: string;
   since: string;
+  /** This acquisition's own: two stores of one process, or two acquisitions in one millisecond, differ. */
+  token?: string;
 }
 
-/** Lock files this process holds: removed on exit too, so a stop never leaves one behind. */
-const held = new Set<string>();
+/** Lock files this process holds, with the token of the acquisition: removed on exit too, so a stop never leaves one behind. */
+const held = new Map<string, string>();
 let exitHookInstalled = false;
 
 function removeHeldOnExit(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once('exit', () => {
-    for (const file of held) {
-      try {
-        unlinkSync(file);
-      } catch {
-        // Gone already.
-      }
-    }
+    for (const [file, token] of held) removeIfOwn(file, token);
   });
+}
+
+/** Removes a lock file if it is still the one acquisition `token` created: a takeover must not be undone. */
+function removeIfOwn(file: string, token: string): void {
+  if (readOwnerSync(file)?.token !== token) return;
+  try {
+    unlinkSync(file);
+  } catch {
+    // Gone already.
+  }
 }
 
 /** Lock folders known to exist (a mkdir per turn is a system call saved). */
 const madeDirs = new Set<string>();
 
-export async function acquireThreadLock(locksDir: string, threadId: string, waitMs: number): Promise<() => Promise<void>> {
+/**
+ * Takes the lock of `threadId`, waiting up to `waitMs` (then THREAD_BUSY). `onLost` is called once, with
+ * THREAD_LOCK_LOST, if the lock is lost while held; the release then leaves the lock file alone unless it is still its own.
+ */
+export async function acquireThreadLock(
+  locksDir: string,
+  threadId: string,
+  waitMs: number,
+  onLost?: (error: AgentportError) => void,
+): Promise<() => Promise<void>> {
   removeHeldOnExit();
   const file = path.join(locksDir, `${threadId}.lock`);
-  const me: Owner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
+  const me = { pid: process.pid, host: hostname(), since: new Date().toISOString(), token: randomUUID() } satisfies Owner;
   const deadline = Date.now() + waitMs;
   if (!madeDirs.has(locksDir)) {
     await mkdir(locksDir, { recursive: true });
@@ -82,33 +108,77 @@ export async function acquireThreadLock(locksDir: string, threadId: string, wait
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
-  held.add(file);
-  const heartbeat = setInterval(() => {
-    const now = new Date();
-    void utimes(file, now, now).catch(() => {});
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
+  held.set(file, me.token);
   let released = false;
+  let lost = false;
+  let lastBeat = Date.now();
+  let beating = false;
+  const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
+  heartbeat.unref();
+  const lose = (what: string) => {
+    if (released || lost) return;
+    lost = true;
+    clearInterval(heartbeat);
+    if (held.get(file) === me.token) held.delete(file);
+    onLost?.(
+      new AgentportError(
+        'THREAD_LOCK_LOST',
+        `${what}: the turn was stopped, since another process may now run the thread; continue the thread to run it again`,
+        { threadId },
+      ),
+    );
+  };
+  const beat = async () => {
+    // First, before anything async: a process resumed after a pause must not write on while the check is under way.
+    const silent = Date.now() - lastBeat;
+    if (silent > GIVE_UP_MS) return lose(`thread ${threadId}'s lock could not be refreshed for ${Math.round(silent / 1000)} s`);
+    if (beating) return;
+    beating = true;
+    try {
+      const now = new Date();
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') lose(`thread ${threadId}'s lock file was removed`);
+        return;
+      }
+      const owner = parseOwner(text);
+      if (owner?.token !== me.token) {
+        return lose(`another process (${describeOwner(owner)}) took over thread ${threadId}'s lock, whose heartbeat had gone stale`);
+      }
+      await utimes(file, now, now);
+      lastBeat = now.getTime();
+    } catch {
+      // Not refreshed this time: given up once that has lasted GIVE_UP_MS.
+    } finally {
+      beating = false;
+    }
+  };
   return async () => {
     if (released) return;
     released = true;
     clearInterval(heartbeat);
-    held.delete(file);
-    // Only our own lock is removed: a stale-lock takeover by another process must not be undone.
-    const current = readOwnerSync(file);
-    if (current && current.pid === me.pid && current.host === me.host && current.since === me.since) {
-      try {
-        unlinkSync(file);
-      } catch {
-        // Gone already.
-      }
-    }
+    if (held.get(file) === me.token) held.delete(file);
+    removeIfOwn(file, me.token);
   };
+}
+
+function parseOwner(text: string): Owner | undefined {
+  try {
+    return JSON.parse(text) as Owner;
+  } catch {
+    return undefined;
+  }
+}
+
+function describeOwner(owner: Owner | undefined): string {
+  return owner ? `pid ${owner.pid} on ${owner.host}` : 'owner unknown';
 }
 
 function readOwnerSync(file: string): Owner | undefined {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Owner;
+    return parseOwner(readFileSync(file, 'utf8'));
   } catch {
     return undefined;
   }
@@ -116,24 +186,26 @@ function readOwnerSync(file: string): Owner | undefined {
 
 async function readOwner(file: string): Promise<Owner | undefined> {
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as Owner;
+    return parseOwner(await readFile(file, 'utf8'));
   } catch {
     return undefined;
   }
 }
 
 async function ownerOf(file: string): Promise<string> {
-  const owner = await readOwner(file);
-  return owner ? `pid ${owner.pid} on ${owner.host}` : 'owner unknown';
+  return describeOwner(await readOwner(file));
 }
 
 async function isStale(file: string): Promise<boolean> {
   const [owner, info] = await Promise.all([readOwner(file), stat(file).catch(() => undefined)]);
   if (!info) return false;
   if (owner && owner.host === hostname()) {
-    // Our own pid on a lock we do not hold: left by an earlier life of this pid (a restarted container).
-    if (owner.pid === process.pid) return !held.has(file);
-    if (!alive(owner.pid)) return true;
+    // Our own pid on a lock this process does not hold: left by an earlier life of this pid (a restarted container).
+    // One it holds is judged by its heartbeat, like another process's: its holder gives it up before it is stale.
+    if (owner.pid === process.pid) {
+      const holding = held.get(file);
+      if (holding === undefined || holding !== owner.token) return true;
+    } else if (!alive(owner.pid)) return true;
   }
   return Date.now() - info.mtimeMs > STALE_MS;
 }

@@ -174,9 +174,10 @@ export interface Store {
    * Stores used by one process only may leave it out.
    *
    * A store whose lock can be lost while held (the PostgreSQL store's, with the
-   * connection holding it) calls `onLost` once when that happens, with a
-   * `THREAD_LOCK_LOST` error: another process may take the thread from then on,
-   * so the holder must stop writing it. The release is then a no-op.
+   * connection holding it; the file store's, taken over once its heartbeat is
+   * stale) calls `onLost` once when that happens, with a `THREAD_LOCK_LOST`
+   * error: another process may take the thread from then on, so the holder must
+   * stop writing it. The release then leaves the lock to whoever holds it now.
    */
   lockThread?(threadId: string, waitMs: number, onLost?: (error: AgentportError) => void): Promise<() => Promise<void>>;
   /** Waits for pending writes; the store should not be used afterwards. */

@@ -1,11 +1,16 @@
 /**
- * A turn whose thread lock is lost while it runs (the PostgreSQL store's lock connection dropped) is fenced: it stops
- * with THREAD_LOCK_LOST and writes nothing more to the thread, which another process may be running by then.
+ * A turn whose thread lock is lost while it runs (the PostgreSQL store's lock connection dropped, the file store's
+ * lock file taken over) is fenced: it stops with THREAD_LOCK_LOST and writes nothing more to the thread, which another
+ * process may be running by then.
  */
+import { mkdtempSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentportError } from '../../src/errors.js';
 import { loadRegistryOrThrow } from '../../src/registry/load.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
+import { FileStore } from '../../src/store/fileStore.js';
 import { MemoryStore } from '../../src/store/memoryStore.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { RUNTIME_AGENTS } from './harness.js';
@@ -94,5 +99,38 @@ describe('a turn that loses its thread lock', () => {
     store.loseAtOnce = false;
     model.reply({ text: 'third answer' });
     expect((await runtime.runPrompt({ target: 'forgetful', args: { message: 'third', thread_id: threadId } })).text).toBe('third answer');
+  });
+
+  it('[ST-4] on the file store: another process takes over the lock file of a turn that went quiet, and the turn stops', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'agentport-lock-lost-'));
+    const store = new FileStore({ dir });
+    const runtime = createRuntime({ registry, store, env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' }, log: () => {} });
+    model.reply({ text: 'first answer' });
+    const { threadId } = await runtime.runPrompt({ target: 'forgetful', args: { message: 'first' } });
+    const requests = model.requests.length;
+    // Answered after the holder's next heartbeat (every 5 s) has found its lock taken.
+    const lateMs = 7000;
+    model.reply({ text: 'too late', delayMs: lateMs });
+    const turn = runtime.runPrompt({ target: 'forgetful', args: { message: 'second', thread_id: threadId } });
+    turn.catch(() => {});
+    await expect.poll(() => model.requests.length).toBe(requests + 1);
+    const asked = Date.now();
+    // Marked running after half a second: what is stored from then on is the other process's to write.
+    await expect.poll(async () => (await store.getThread(threadId))?.status).toBe('running');
+    // A second process on the folder finds the heartbeat stale (as if this one had been paused) and takes the thread.
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(path.join(dir, 'locks', `${threadId}.lock`), old, old);
+    const other = new FileStore({ dir });
+    const release = await other.lockThread(threadId, 1000);
+    const stored = async () => {
+      const fresh = new FileStore({ dir });
+      return { messages: await fresh.listMessages(threadId), status: (await fresh.getThread(threadId))?.status };
+    };
+    const before = await stored();
+    await expect(turn).rejects.toMatchObject({ code: 'THREAD_LOCK_LOST', data: { threadId } });
+    // Let the model's late answer arrive: it is not stored, nor is a final status.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, asked + lateMs + 300 - Date.now())));
+    expect(await stored()).toEqual(before);
+    await release();
   });
 });
