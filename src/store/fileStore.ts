@@ -86,7 +86,7 @@ import {
   normalizeThreadPath,
   resolveThreadFile,
 } from './paths.js';
-import { threadFileError, threadStoreError } from './hostErrors.js';
+import { dataFileError, threadFileError, threadStoreError } from './hostErrors.js';
 import { acquireThreadLock } from './threadLock.js';
 import { Packs, frame, packOf } from './packs.js';
 import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
@@ -321,8 +321,8 @@ function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   return writeAtomic(file, JSON.stringify(value, null, 2) + '\n');
 }
 
-/** Reads a JSON file written by this store; `undefined` when it does not exist. */
-async function readJson(file: string): Promise<Record<string, unknown> | undefined> {
+/** Reads a JSON file written by this store in the data folder `dataDir`; `undefined` when it does not exist. */
+async function readJson(dataDir: string, file: string): Promise<Record<string, unknown> | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -334,23 +334,25 @@ async function readJson(file: string): Promise<Record<string, unknown> | undefin
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new AgentportError('CORRUPT_DATA', `${file} is not valid JSON`, undefined, { cause: err });
+    throw dataFileError('CORRUPT_DATA', dataDir, (name) => `${name(file)} is not valid JSON`, err);
   }
-  if (!isPlainObject(value)) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a JSON object`);
-  checkVersion(value, file);
+  if (!isPlainObject(value)) throw dataFileError('CORRUPT_DATA', dataDir, (name) => `${name(file)} does not hold a JSON object`);
+  checkVersion(value, dataDir, file);
   return value;
 }
 
 /** Refuses what has no format version, or one newer than this agentport reads. */
-function checkVersion(value: Record<string, unknown>, file: string): void {
+function checkVersion(value: Record<string, unknown>, dataDir: string, file: string): void {
   const version = value.version;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
-    throw new AgentportError('CORRUPT_DATA', `${file} has no valid format "version"`);
+    throw dataFileError('CORRUPT_DATA', dataDir, (name) => `${name(file)} has no valid format "version"`);
   }
   if (version > FILE_STORE_FORMAT_VERSION) {
-    throw new AgentportError(
+    throw dataFileError(
       'UNSUPPORTED_VERSION',
-      `${file} has format version ${version}, newer than this agentport supports (${FILE_STORE_FORMAT_VERSION}); upgrade agentport`,
+      dataDir,
+      (name) =>
+        `${name(file)} has format version ${version}, newer than this agentport supports (${FILE_STORE_FORMAT_VERSION}); upgrade agentport`,
     );
   }
 }
@@ -405,7 +407,7 @@ export class FileStore implements Store {
   constructor(options: FileStoreOptions = {}) {
     this.dir = path.resolve(options.dir ?? DEFAULT_STORE_DIR);
     this.threadsDir = path.join(this.dir, 'threads');
-    this.packs = new Packs(path.join(this.threadsDir, PACKS_FOLDER), FILE_STORE_FORMAT_VERSION);
+    this.packs = new Packs(path.join(this.threadsDir, PACKS_FOLDER), FILE_STORE_FORMAT_VERSION, this.dir);
     if (options.secretKey !== undefined && (!Buffer.isBuffer(options.secretKey) || options.secretKey.length !== SECRET_KEY_BYTES)) {
       throw new AgentportError('SECRET_KEY_INVALID', `FileStore secretKey must be a Buffer of ${SECRET_KEY_BYTES} bytes`);
     }
@@ -497,7 +499,7 @@ export class FileStore implements Store {
       let record: ThreadRecord | undefined;
       try {
         const log = await this.logBytes(id, pack);
-        record = log === undefined ? undefined : recordOf(log.bytes, log.file, id);
+        record = log === undefined ? undefined : recordOf(log.bytes, this.dir, log.file, id);
       } finally {
         if (--loading.readers === 0) this.loading.delete(id);
       }
@@ -711,7 +713,7 @@ export class FileStore implements Store {
     const log = await this.logBytes(id);
     if (log === undefined) return undefined;
     const { bytes: buf, file } = log;
-    const header = headerOf(buf, file, id);
+    const header = headerOf(buf, this.dir, file, id);
     if (!header) return undefined;
     const headerEnd = header.end;
     let record = header.record;
@@ -821,7 +823,7 @@ export class FileStore implements Store {
   private migrate(id: string): Promise<boolean> {
     let pending = this.migrations.get(id);
     if (pending === undefined) {
-      pending = migrateThread(this.threadDir(id), this.logFile(id), id).finally(() => this.migrations.delete(id));
+      pending = migrateThread(this.dir, this.threadDir(id), this.logFile(id), id).finally(() => this.migrations.delete(id));
       this.migrations.set(id, pending);
     }
     return pending;
@@ -1162,9 +1164,9 @@ export class FileStore implements Store {
 
   private async readIndex(id: string): Promise<FileIndex> {
     const file = this.indexFile(id);
-    const value = await readJson(file);
+    const value = await readJson(this.dir, file);
     if (value === undefined) return { version: FILE_STORE_FORMAT_VERSION, files: {} };
-    if (!isPlainObject(value.files)) throw new AgentportError('CORRUPT_DATA', `${file} has no "files" object`);
+    if (!isPlainObject(value.files)) throw dataFileError('CORRUPT_DATA', this.dir, (name) => `${name(file)} has no "files" object`);
     return { version: FILE_STORE_FORMAT_VERSION, files: value.files as Record<string, AttachmentRef> };
   }
 
@@ -1290,7 +1292,7 @@ export class FileStore implements Store {
     if (this.unwritten.has(id)) return [];
     const file = this.variablesFile(id);
     const stamp = fileStamp(file);
-    const value = await readJson(file);
+    const value = await readJson(this.dir, file);
     if (value === undefined) {
       this.rememberVariables(id, [], stamp);
       return [];
@@ -1305,7 +1307,7 @@ export class FileStore implements Store {
           (v.scoped === undefined || typeof v.scoped === 'boolean') &&
           ((v.secret === false && typeof v.value === 'string') || (v.secret === true && isEncryptedValue(v.encrypted))),
       );
-    if (!valid) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid "variables" list`);
+    if (!valid) throw dataFileError('CORRUPT_DATA', this.dir, (name) => `${name(file)} does not hold a valid "variables" list`);
     this.rememberVariables(id, list as StoredVariable[], stamp);
     return list as StoredVariable[];
   }
@@ -1461,16 +1463,18 @@ function parseLine(line: string): LogLine | undefined {
 }
 
 /** The thread record of a log's first line, whose `version` is checked like every file's. */
-function parseHeader(line: string, file: string): ThreadRecord {
+function parseHeader(line: string, dataDir: string, file: string): ThreadRecord {
+  const invalid = (cause?: unknown) =>
+    dataFileError('CORRUPT_DATA', dataDir, (name) => `${name(file)} does not start with a valid thread record`, cause);
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch (err) {
-    throw new AgentportError('CORRUPT_DATA', `${file} does not start with a valid thread record`, undefined, { cause: err });
+    throw invalid(err);
   }
-  if (!isPlainObject(value)) throw new AgentportError('CORRUPT_DATA', `${file} does not start with a valid thread record`);
-  checkVersion(value, file);
-  if (!isThreadRecord(value.thread)) throw new AgentportError('CORRUPT_DATA', `${file} does not start with a valid thread record`);
+  if (!isPlainObject(value)) throw invalid();
+  checkVersion(value, dataDir, file);
+  if (!isThreadRecord(value.thread)) throw invalid();
   return value.thread;
 }
 
@@ -1498,11 +1502,12 @@ function isThreadOp(value: StoredMessage | LogOp): value is Extract<LogOp, { op:
 }
 
 /** A log's first line: the thread record as created, and where the line ends; `undefined` before it is whole. */
-function headerOf(buf: Buffer, file: string, id: string): { record: ThreadRecord; end: number } | undefined {
+function headerOf(buf: Buffer, dataDir: string, file: string, id: string): { record: ThreadRecord; end: number } | undefined {
   const end = buf.indexOf(0x0a);
   if (end < 0) return undefined;
-  const record = parseHeader(buf.subarray(0, end).toString('utf8'), file);
-  if (record.id !== id) throw new AgentportError('CORRUPT_DATA', `${file} does not hold a valid record for thread ${id}`);
+  const record = parseHeader(buf.subarray(0, end).toString('utf8'), dataDir, file);
+  if (record.id !== id)
+    throw dataFileError('CORRUPT_DATA', dataDir, (name) => `${name(file)} does not hold a valid record for thread ${id}`);
   return { record, end };
 }
 
@@ -1512,8 +1517,8 @@ function headerLine(record: ThreadRecord): string {
 }
 
 /** The record a log holds: its first line with every `thread` line applied (the only lines parsed). */
-function recordOf(buf: Buffer, file: string, id: string): ThreadRecord | undefined {
-  const header = headerOf(buf, file, id);
+function recordOf(buf: Buffer, dataDir: string, file: string, id: string): ThreadRecord | undefined {
+  const header = headerOf(buf, dataDir, file, id);
   if (header === undefined) return undefined;
   const headerEnd = header.end;
   let record = header.record;
@@ -1545,18 +1550,20 @@ function ignoreMissing(err: unknown): void {
 }
 
 /** See FileStore.migrate. */
-async function migrateThread(folder: string, logFile: string, id: string): Promise<boolean> {
+async function migrateThread(dataDir: string, folder: string, logFile: string, id: string): Promise<boolean> {
   const recordFile = path.join(folder, 'thread.json');
   const messagesFile = path.join(folder, 'messages.jsonl');
-  const value = await readJson(recordFile);
+  const value = await readJson(dataDir, recordFile);
   if (value === undefined) {
     // Its messages without its record: the record was written first and is removed last, so this is damage.
-    if (await exists(messagesFile)) throw new AgentportError('CORRUPT_DATA', `${messagesFile} has no ${recordFile} beside it`);
+    if (await exists(messagesFile)) {
+      throw dataFileError('CORRUPT_DATA', dataDir, (name) => `${name(messagesFile)} has no ${name(recordFile)} beside it`);
+    }
     return false;
   }
   const { version: _version, ...record } = value;
   if (!isThreadRecord(record) || record.id !== id) {
-    throw new AgentportError('CORRUPT_DATA', `${recordFile} does not hold a valid record for thread ${id}`);
+    throw dataFileError('CORRUPT_DATA', dataDir, (name) => `${name(recordFile)} does not hold a valid record for thread ${id}`);
   }
   let lines = await readFile(messagesFile).catch((err: unknown) => {
     if (errnoCode(err) === 'ENOENT') return Buffer.alloc(0);

@@ -28,6 +28,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { close, closeSync, fstatSync, fsync, open as openFile, openSync, readSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { AgentportError } from '../errors.js';
+import { dataFileError } from './hostErrors.js';
 import { errnoCode } from './internal.js';
 
 /**
@@ -102,10 +103,14 @@ export class Packs {
   /** Packs whose first record says a newer format: refused, with the same error each time. */
   private readonly refused = new Map<string, AgentportError>();
 
-  /** @param dir the packs' folder (`threads/packs`) */
+  /**
+   * @param dir the packs' folder (`threads/packs`)
+   * @param dataDir the data folder, which errors name a pack relative to
+   */
   constructor(
     readonly dir: string,
     private readonly formatVersion: number,
+    private readonly dataDir: string,
   ) {}
 
   file(pack: string): string {
@@ -339,9 +344,11 @@ export class Packs {
       return;
     }
     if (typeof version === 'number' && version > this.formatVersion) {
-      const error = new AgentportError(
+      const error = dataFileError(
         'UNSUPPORTED_VERSION',
-        `${this.file(pack)} was written by a newer agentport (format version ${version}; this one reads up to ${this.formatVersion}): upgrade agentport to read it`,
+        this.dataDir,
+        (name) =>
+          `${name(this.file(pack))} was written by a newer agentport (format version ${version}; this one reads up to ${this.formatVersion}): upgrade agentport to read it`,
       );
       this.refused.set(pack, error);
       throw error;

@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { threadUri } from '../../src/server/resourceUris.js';
 import { FileStore } from '../../src/store/fileStore.js';
@@ -49,6 +49,25 @@ describe('a thread the store cannot read', () => {
     expect(result.isError).toBe(true);
     expect(errorOf(result).code).toBe('CORRUPT_DATA');
     expect(textOf(result)).toContain('thread.json');
+  });
+
+  it('the store error names the damaged file within the data folder, never by its host path', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const result = await client.callTool({ name: 'forgetful', arguments: { message: 'next', thread_id: DAMAGED } });
+      expect(errorOf(result).message).toContain(`threads/${DAMAGED}/thread.json is not valid JSON`);
+      expect(JSON.stringify(result)).not.toContain(dir);
+      const refused = await client.readResource({ uri: threadUri(DAMAGED) }).then(
+        () => undefined,
+        (error: unknown) => String(error),
+      );
+      expect(refused).toContain(`threads/${DAMAGED}/thread.json`);
+      expect(refused).not.toContain(dir);
+      // The operator's log has the full path.
+      expect(stderr.mock.calls.map((call) => String(call[0])).join('')).toContain(path.join(dir, 'threads', DAMAGED, 'thread.json'));
+    } finally {
+      stderr.mockRestore();
+    }
   });
 
   it('run_status on it fails with the store error', async () => {

@@ -343,7 +343,7 @@ describe('FileStore on disk', () => {
     expect((await new FileStore({ dir }).listMessages(first.id)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
   });
 
-  it('refuses a pack written by a newer format version, naming it, and lists the other threads', async () => {
+  it('refuses a pack written by a newer format version, naming it within the data folder, and lists the other threads', async () => {
     const store = new FileStore({ dir });
     const t = await store.createThread({ prompt: 'p' });
     await store.appendMessage(t.id, { role: 'user', content: 'x' });
@@ -353,9 +353,32 @@ describe('FileStore on disk', () => {
     const file = packFile(dir, t.id.slice(0, 8));
     const text = await readFile(file, 'utf8');
     await writeFile(file, text.replace(`{"version":${FILE_STORE_FORMAT_VERSION}}`, `{"version":${FILE_STORE_FORMAT_VERSION + 1}}`));
-    await expectStoreError(new FileStore({ dir }).getThread(t.id), 'UNSUPPORTED_VERSION', file);
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const error = await expectStoreError(
+      new FileStore({ dir }).getThread(t.id),
+      'UNSUPPORTED_VERSION',
+      `threads/packs/${t.id.slice(0, 8)}.jsonl`,
+    );
+    // The message reaches clients: no host path. The operator's log has it.
+    expect(error.message).not.toContain(dir);
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain(`agentport: warning: UNSUPPORTED_VERSION: ${file} was written`);
     expect((await new FileStore({ dir }).listThreads()).map((r) => r.id)).toEqual([own.id]);
+  });
+
+  it('names a damaged log within the data folder, and by its full path on stderr', async () => {
+    const store = new FileStore({ dir });
+    const t = await store.createThread(OWN_LOG);
+    await store.appendMessage(t.id, { role: 'user', content: 'x' });
+    await store.close();
+    await writeFile(logOf(dir, t.id), '{nope\n');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const error = await expectStoreError(
+      new FileStore({ dir }).getThread(t.id),
+      'CORRUPT_DATA',
+      `threads/${t.id}.jsonl does not start with a valid thread record`,
+    );
+    expect(error.message).not.toContain(dir);
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain(`CORRUPT_DATA: ${logOf(dir, t.id)} does not start`);
   });
 
   it('refuses files written by a newer format version', async () => {
