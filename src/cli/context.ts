@@ -57,7 +57,8 @@ export interface LoadedForCommand {
 /**
  * @param load.fresh loading again in this process (serve --watch): see LoadRegistryOptions.
  * @param load.env where `${env:}` in agents/mcp.json is looked up, when not process.env.
- * @param load.onRead told each module file the load runs or transpiles (the start-up cache stamps them).
+ * @param load.onRead told each module file the load runs or transpiles, and each it depends on that Node reads itself
+ *   (the start-up cache stamps them).
  */
 export async function loadForCommand(
   options: DirOptions,

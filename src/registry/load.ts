@@ -32,7 +32,7 @@ export interface LoadRegistryOptions {
   leaveOut?: readonly string[];
   /** The folder's definition files, when the caller has just discovered them (a big folder's walk is not repeated). */
   files?: readonly DiscoveredFile[];
-  /** Told each module file the load runs or transpiles (ModuleLoaderOptions.onRead). */
+  /** Told each module file the load runs or transpiles, and each file it depends on that Node reads itself (ModuleLoaderOptions.onRead). */
   onRead?: (file: string) => void;
 }
 

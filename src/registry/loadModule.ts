@@ -12,9 +12,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Jiti } from 'jiti';
+import type { Jiti, TransformOptions, TransformResult } from 'jiti';
 import { codeFrame } from '../definitions/codeFrame.js';
 import { suggestName, type LoadIssue } from '../definitions/issues.js';
+import { ImportTrace } from './importTrace.js';
 import { importsOnly, runPlainModule } from './plainModules.js';
 import { compileDefinition, sucraseTransform, transformDefinition } from './transpile.js';
 import type { Transpiler } from './transpileAhead.js';
@@ -32,7 +33,8 @@ export interface ModuleLoaderOptions {
   transpiler?: Transpiler;
   /**
    * Told each file the loader runs or transpiles, just after reading it (the start-up cache stamps them: a helper
-   * in a dot-folder or behind a link is no file of the folder's walk).
+   * in a dot-folder or behind a link is no file of the folder's walk), and, before Node reads them, the files Node
+   * loads itself (importTrace.ts).
    */
   onRead?: (file: string) => void;
 }
@@ -77,21 +79,32 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
     interopDefault: false,
     // sucrase, with babel for what it does not cover (transpile.ts).
     transform: (transform) => {
-      const { filename, source } = transform;
+      const { filename } = transform;
       if (filename) onRead?.(filename);
-      const async = transform.async === true;
-      const given = filename && async ? handed.get(filename) : undefined;
-      if (given !== undefined && given.source === source) {
-        handed.delete(filename!);
-        return { code: given.code };
-      }
-      // What jiti read must be what the worker transpiled.
-      const ready = transpiler && filename ? transpiler.take(filename, async) : undefined;
-      return ready?.source === source && compileDefinition(ready.code, filename!, async)
-        ? { code: ready.code }
-        : transformDefinition(transform, cacheDir);
+      const result = transformed(transform);
+      // Before the code runs: what it imports is stamped before Node reads it.
+      if (filename && typeof result.code === 'string') trace?.transpiled(filename, result.code);
+      return result;
     },
   });
+  const transformed = (transform: TransformOptions): TransformResult => {
+    const { filename, source } = transform;
+    const async = transform.async === true;
+    const given = filename && async ? handed.get(filename) : undefined;
+    if (given !== undefined && given.source === source) {
+      handed.delete(filename!);
+      return { code: given.code };
+    }
+    // What jiti read must be what the worker transpiled.
+    const ready = transpiler && filename ? transpiler.take(filename, async) : undefined;
+    return ready?.source === source && compileDefinition(ready.code, filename!, async)
+      ? { code: ready.code }
+      : transformDefinition(transform, cacheDir);
+  };
+  // Only a load whose files are stamped follows what Node loads itself (importTrace.ts).
+  const trace = onRead
+    ? new ImportTrace(options.agentsDir, onRead, (specifier, from, require) => resolved(jiti, specifier, from, require), modules)
+    : undefined;
   const viaJiti = (file: string) => jiti.import<ModuleNamespace>(file);
   const fallback = options.fresh ? (file: string) => freshImport(jiti, file, viaJiti) : viaJiti;
 
@@ -102,7 +115,11 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
       throw explainedBy(missingExportIn(file, modules), error);
     });
   const loadFile = (file: string): Promise<ModuleNamespace> => {
-    if (!/\.m?ts$/.test(file)) return fallback(file);
+    if (!/\.m?ts$/.test(file)) {
+      // Plain JavaScript, which jiti may hand to Node as it is.
+      trace?.native(file);
+      return fallback(file);
+    }
     // Read by the worker when it got there first (transpileAhead.ts).
     const ready = transpiler?.take(file, true);
     let source: string;
@@ -134,6 +151,20 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
       }
     },
   };
+}
+
+/** Where jiti's import of `specifier` from `from` leads, as a path (the resolution it loads with; `require`: its synchronous path's). */
+function resolved(jiti: Jiti, specifier: string, from: string, require: boolean): string | undefined {
+  try {
+    const url = jiti.esmResolve(specifier, {
+      parentURL: pathToFileURL(from).href,
+      try: true,
+      ...(require ? { conditions: ['node', 'require'] } : {}),
+    });
+    return url?.startsWith('file:') ? fileURLToPath(url) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A named import of a module agentport provides that the module does not export, at its line and column. */

@@ -14,7 +14,7 @@ import type { ModuleNamespace } from './loadModule.js';
 
 /** What the transpiled code imports with: jiti's `jitiImport` (sucrase's output after transpile.ts) or `require`. */
 const IMPORT_CALL = /\b(?:jitiImport|require)\(/g;
-const LITERAL_IMPORT = /\b(?:jitiImport|require)\(\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\)/g;
+const LITERAL_IMPORT = /\b(jitiImport|require)\(\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\)/g;
 
 /** Whether every import in `code` is one of `modules`, named literally. */
 export function importsOnly(code: string, modules: Readonly<Record<string, unknown>>): boolean {
@@ -24,11 +24,19 @@ export function importsOnly(code: string, modules: Readonly<Record<string, unkno
   for (const _ of code.matchAll(IMPORT_CALL)) calls++;
   let known = 0;
   for (const match of code.matchAll(LITERAL_IMPORT)) {
-    const specifier = match[1] ?? match[2] ?? '';
+    const specifier = match[2] ?? match[3] ?? '';
     if (!Object.hasOwn(modules, specifier)) return false;
     known++;
   }
   return calls === known;
+}
+
+/**
+ * What transpiled `code` imports by a literal specifier, and whether through `require` (jiti's synchronous path)
+ * rather than `jitiImport`. A computed specifier is not known before the code runs.
+ */
+export function literalImports(code: string): Array<{ specifier: string; require: boolean }> {
+  return [...code.matchAll(LITERAL_IMPORT)].map((match) => ({ specifier: match[2] ?? match[3] ?? '', require: match[1] === 'require' }));
 }
 
 type Wrapper = (

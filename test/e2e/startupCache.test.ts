@@ -294,3 +294,80 @@ describe('[ST-5] serve sees every change to what the definitions read', () => {
     expect(await descriptionOf(agentsDir, dataDir)).toBe('BBBB two');
   }, 60_000);
 });
+
+describe('[ST-5] serve sees every change to what Node loads itself', () => {
+  const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' });
+  /** The id the start-up cache was last written with: the same after a start served from it. */
+  const cacheId = (dataDir: string) =>
+    (JSON.parse(readFileSync(path.join(dataDir, 'cache', 'catalog-v2.jsonl'), 'utf8').split('\n')[0]!) as { id: string }).id;
+  /** The descriptions of beta's arguments as a start lists them. */
+  const argumentsOf = async (agentsDir: string, dataDir: string) => {
+    const server = await connectStdio('legacy', { agentsDir, dataDir, env: env() });
+    try {
+      const beta = (await server.client.listTools()).tools.find((tool) => tool.name === 'beta');
+      const properties = (beta?.inputSchema.properties ?? {}) as Record<string, { description?: string }>;
+      return Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, value.description]));
+    } finally {
+      await server.client.close();
+    }
+  };
+  /** A same-size edit whose modification time is put back (touch -r, cp -p, rsync -t). */
+  const editKeepingTimes = (file: string, from: string, to: string) => {
+    expect(to).toHaveLength(from.length);
+    const { atime, mtime } = statSync(file);
+    writeFileSync(file, readFileSync(file, 'utf8').replace(from, to));
+    utimesSync(file, atime, mtime);
+  };
+  const beta = (imports: string, schema: string) =>
+    [
+      "import { definePrompt } from 'agentport';",
+      "import { z } from 'zod';",
+      imports,
+      "export default definePrompt({ name: 'beta', toolDescription: 'The beta tool.', model: 'm', prompt: 'You are beta.', exposeAsTool: true,",
+      `  requiredSchema: ${schema} });`,
+      '',
+    ].join('\n');
+
+  it('after an edit to a plain .mjs helper outside the walk, to the helper it imports, and to the CommonJS and JSON files below', async () => {
+    const root = tempDir('agentport-e2e-native-');
+    const agentsDir = path.join(root, 'agents');
+    const dataDir = path.join(root, '.agentport');
+    // A dot-folder's helper (not walked) importing one outside the agents folder, which loads CommonJS and JSON.
+    const schema = path.join(agentsDir, '.lib', 'schema.mjs');
+    const fields = path.join(root, 'shared', 'fields.mjs');
+    const labels = path.join(root, 'shared', 'labels.cjs');
+    const json = path.join(root, 'shared', 'count.json');
+    writeFiles(agentsDir, {
+      'models/m.ts': MODEL,
+      '.lib/schema.mjs': [
+        "import { fields } from '../../shared/fields.mjs';",
+        "export const schema = (z) => z.object({ text: z.string().describe('AAAA text'), ...fields(z) });",
+        '',
+      ].join('\n'),
+      'prompts/beta.ts': beta("import { schema } from '../.lib/schema.mjs';", 'schema(z)'),
+    });
+    writeFiles(root, {
+      'shared/fields.mjs': [
+        "import labels from './labels.cjs';",
+        "export const fields = (z) => ({ topic: z.string().describe('topic one'), count: z.number().describe(labels.count) });",
+        '',
+      ].join('\n'),
+      'shared/labels.cjs': "module.exports = { count: require('./count.json').label };\n",
+      'shared/count.json': '{ "label": "how many" }\n',
+    });
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ text: 'AAAA text', topic: 'topic one', count: 'how many' });
+    // Nothing changed: served from the cache.
+    const id = cacheId(dataDir);
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ text: 'AAAA text' });
+    expect(cacheId(dataDir)).toBe(id);
+
+    editKeepingTimes(schema, 'AAAA', 'BBBB');
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ text: 'BBBB text', topic: 'topic one' });
+    writeFileSync(fields, readFileSync(fields, 'utf8').replace('topic one', 'the topic, edited'));
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ text: 'BBBB text', topic: 'the topic, edited' });
+    writeFileSync(labels, "module.exports = { count: require('./count.json').label + ' (at most 10)' };\n");
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ count: 'how many (at most 10)' });
+    editKeepingTimes(json, 'how many', 'HOW MANY');
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ count: 'HOW MANY (at most 10)' });
+  }, 120_000);
+});

@@ -281,6 +281,67 @@ describe('the start-up cache', () => {
       expect((await load(f)).startupCache).toBe('hit');
     });
 
+    const above = (f: ReturnType<typeof folder>, ...parts: string[]) => path.join(f.agentsDir, '..', ...parts);
+    const nativeCases: Array<
+      [string, Record<string, string>, (f: ReturnType<typeof folder>) => void, (f: ReturnType<typeof folder>) => void]
+    > = [
+      [
+        'a plain .mjs helper in a dot-folder changed',
+        { '.lib/desc.mjs': "export const DESCRIPTION = 'one';\n", 'prompts/beta.ts': helperPrompt('../.lib/desc.mjs') },
+        () => {},
+        (f) => writeFileSync(path.join(f.agentsDir, '.lib', 'desc.mjs'), "export const DESCRIPTION = 'two';\n"),
+      ],
+      [
+        'a CommonJS file that a CommonJS file a plain helper imports requires changed',
+        {
+          '.lib/desc.mjs': "import words from '../../shared/words.cjs';\nexport const DESCRIPTION = words.one;\n",
+          'prompts/beta.ts': helperPrompt('../.lib/desc.mjs'),
+        },
+        (f) =>
+          writeFiles(above(f, 'shared'), {
+            'words.cjs': "module.exports = require('./more.cjs');\n",
+            'more.cjs': "module.exports = { one: 'one' };\n",
+          }),
+        (f) => writeFileSync(above(f, 'shared', 'more.cjs'), "module.exports = { one: 'two' };\n"),
+      ],
+      [
+        'a module a plain helper imports dynamically changed',
+        {
+          '.lib/desc.mjs': "export const DESCRIPTION = (await import('./late.mjs')).TEXT;\n",
+          '.lib/late.mjs': "export const TEXT = 'one';\n",
+          'prompts/beta.ts': helperPrompt('../.lib/desc.mjs'),
+        },
+        () => {},
+        (f) => writeFileSync(path.join(f.agentsDir, '.lib', 'late.mjs'), "export const TEXT = 'two';\n"),
+      ],
+      [
+        'a file of a linked workspace package changed',
+        { 'prompts/beta.ts': helperPrompt('@team/linked') },
+        (f) => {
+          writeFiles(above(f, 'packages', 'linked'), {
+            'package.json': JSON.stringify({ name: '@team/linked', type: 'module', exports: './index.js' }),
+            'index.js': "export { DESCRIPTION } from './desc.js';\n",
+            'desc.js': "export const DESCRIPTION = 'one';\n",
+          });
+          writeFiles(f.agentsDir, { 'node_modules/@team/.keep': '' });
+          symlinkSync(above(f, 'packages', 'linked'), path.join(f.agentsDir, 'node_modules', '@team', 'linked'));
+        },
+        (f) => writeFileSync(above(f, 'packages', 'linked', 'desc.js'), "export const DESCRIPTION = 'two';\n"),
+      ],
+    ];
+    it.each(nativeCases)('[ST-5] %s', async (_, files, setUp, change) => {
+      const f = folder();
+      writeFiles(f.agentsDir, files);
+      setUp(f);
+      const cold = await load(f);
+      expect(cold.errors).toEqual([]);
+      expect(cold.tools?.find((tool) => tool.name === 'beta')?.description).toBe('one');
+      expect((await load(f)).startupCache).toBe('hit');
+      change(f);
+      expect((await load(f)).startupCache).toBe('miss');
+      expect((await load(f)).startupCache).toBe('hit');
+    });
+
     it('[ST-5] an icon file in a dot-folder changed', async () => {
       const f = folder();
       writeFiles(f.agentsDir, {
