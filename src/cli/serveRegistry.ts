@@ -75,8 +75,8 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   }
 
   // Only a folder without a cache of its own is checked (loadForCommand): a cached one passed these checks and has not changed.
-  // Each file the load runs or transpiles, stamped when read, and each module Node loads itself (importTrace.ts),
-  // stamped before Node reads it: the cache is stale when one changes (stamps.ts).
+  // Each file the load runs or transpiles, stamped when read, and each module Node loads itself and what stands for the
+  // packages the load uses (importTrace.ts), stamped before Node reads them: the cache is stale when one changes (stamps.ts).
   const read = new Map<string, FileStamp>();
   const onRead = (file: string) => {
     if (!read.has(file)) read.set(file, stampFile(file));

@@ -34,7 +34,7 @@ export interface ModuleLoaderOptions {
   /**
    * Told each file the loader runs or transpiles, just after reading it (the start-up cache stamps them: a helper
    * in a dot-folder or behind a link is no file of the folder's walk), and, before Node reads them, the files Node
-   * loads itself (importTrace.ts).
+   * loads itself and those that stand for the packages the load uses, present or absent (importTrace.ts).
    */
   onRead?: (file: string) => void;
 }
@@ -105,6 +105,7 @@ export async function createModuleLoader(options: ModuleLoaderOptions): Promise<
   const trace = onRead
     ? new ImportTrace(options.agentsDir, onRead, (specifier, from, require) => resolved(jiti, specifier, from, require), modules)
     : undefined;
+  trace?.folder();
   const viaJiti = (file: string) => jiti.import<ModuleNamespace>(file);
   const fallback = options.fresh ? (file: string) => freshImport(jiti, file, viaJiti) : viaJiti;
 

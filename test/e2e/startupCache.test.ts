@@ -295,7 +295,7 @@ describe('[ST-5] serve sees every change to what the definitions read', () => {
   }, 60_000);
 });
 
-describe('[ST-5] serve sees every change to what Node loads itself', () => {
+describe('[ST-5] serve sees every change to what Node loads itself and to the packages the definitions import', () => {
   const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' });
   /** The id the start-up cache was last written with: the same after a start served from it. */
   const cacheId = (dataDir: string) =>
@@ -369,5 +369,67 @@ describe('[ST-5] serve sees every change to what Node loads itself', () => {
     expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ count: 'how many (at most 10)' });
     editKeepingTimes(json, 'how many', 'HOW MANY');
     expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ count: 'HOW MANY (at most 10)' });
+  }, 120_000);
+
+  /**
+   * `@team/schemas` as npm installs it in `folder`: the package's files written anew and, unless `record` is false (a
+   * package manager that keeps none, a copy by hand), npm's record of what node_modules holds.
+   */
+  const installTeamSchemas = (folder: string, version: string, description: string, { record = true } = {}) => {
+    rmSync(path.join(folder, 'node_modules', '@team'), { recursive: true, force: true });
+    writeFiles(folder, {
+      'node_modules/@team/schemas/package.json': JSON.stringify({ name: '@team/schemas', version, type: 'module', exports: './index.js' }),
+      'node_modules/@team/schemas/index.js': `export const teamFields = (z) => ({ team: z.string().describe(${JSON.stringify(description)}) });\n`,
+    });
+    if (!record) return;
+    writeFiles(folder, {
+      'node_modules/.package-lock.json': JSON.stringify({
+        name: 'agents',
+        lockfileVersion: 3,
+        requires: true,
+        packages: { 'node_modules/@team/schemas': { version, resolved: `https://registry.example/@team/schemas-${version}.tgz` } },
+      }),
+    });
+  };
+
+  it("after a package in the agents folder's node_modules is replaced by another version", async () => {
+    const root = tempDir('agentport-e2e-package-');
+    const agentsDir = path.join(root, 'agents');
+    const dataDir = path.join(root, '.agentport');
+    writeFiles(agentsDir, {
+      'models/m.ts': MODEL,
+      'package.json': JSON.stringify({ name: 'agents', private: true, dependencies: { '@team/schemas': '^1.0.0' } }),
+      'prompts/beta.ts': beta("import { teamFields } from '@team/schemas';", 'z.object({ text: z.string(), ...teamFields(z) })'),
+    });
+    installTeamSchemas(agentsDir, '1.0.0', 'team 1.0.0');
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ team: 'team 1.0.0' });
+    const id = cacheId(dataDir);
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ team: 'team 1.0.0' });
+    expect(cacheId(dataDir)).toBe(id);
+
+    // npm install @team/schemas@1.1.0: the package's files, and node_modules/.package-lock.json, written anew.
+    installTeamSchemas(agentsDir, '1.1.0', 'team 1.1.0');
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ team: 'team 1.1.0' });
+
+    // The package's files alone replaced, its package.json among them, npm's record left as it was.
+    const record = statSync(path.join(agentsDir, 'node_modules', '.package-lock.json'));
+    installTeamSchemas(agentsDir, '1.2.0', 'team 1.2.0', { record: false });
+    expect(statSync(path.join(agentsDir, 'node_modules', '.package-lock.json')).ctimeMs).toBe(record.ctimeMs);
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ team: 'team 1.2.0' });
+  }, 120_000);
+
+  it('after a package is installed in the agents folder that shadows the one a folder above provided', async () => {
+    const root = tempDir('agentport-e2e-shadow-');
+    const agentsDir = path.join(root, 'agents');
+    const dataDir = path.join(root, '.agentport');
+    writeFiles(agentsDir, {
+      'models/m.ts': MODEL,
+      'prompts/beta.ts': beta("import { teamFields } from '@team/schemas';", 'z.object({ text: z.string(), ...teamFields(z) })'),
+    });
+    installTeamSchemas(root, '1.0.0', 'from the folder above');
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ team: 'from the folder above' });
+    // Found first now, where the load looked and found none: no install record of the agents folder changed.
+    installTeamSchemas(agentsDir, '2.0.0', "from the agents folder's own", { record: false });
+    expect(await argumentsOf(agentsDir, dataDir)).toMatchObject({ team: "from the agents folder's own" });
   }, 120_000);
 });

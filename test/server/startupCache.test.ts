@@ -281,6 +281,18 @@ describe('the start-up cache', () => {
       expect((await load(f)).startupCache).toBe('hit');
     });
 
+    /** `@team/<name>` in `folder`'s node_modules: a plain ES module package whose index.js says `description`. */
+    const teamPackage = (folder: string, name: string, description: string): void => {
+      writeFiles(folder, {
+        [`node_modules/@team/${name}/package.json`]: JSON.stringify({
+          name: `@team/${name}`,
+          version: '1.0.0',
+          type: 'module',
+          exports: './index.js',
+        }),
+        [`node_modules/@team/${name}/index.js`]: `export const DESCRIPTION = ${JSON.stringify(description)};\n`,
+      });
+    };
     const above = (f: ReturnType<typeof folder>, ...parts: string[]) => path.join(f.agentsDir, '..', ...parts);
     const nativeCases: Array<
       [string, Record<string, string>, (f: ReturnType<typeof folder>) => void, (f: ReturnType<typeof folder>) => void]
@@ -315,6 +327,39 @@ describe('the start-up cache', () => {
         (f) => writeFileSync(path.join(f.agentsDir, '.lib', 'late.mjs'), "export const TEXT = 'two';\n"),
       ],
       [
+        'a lockfile appeared in the folder above',
+        { 'prompts/beta.ts': helperPrompt('@team/desc') },
+        (f) => teamPackage(above(f), 'desc', 'one'),
+        (f) => writeFileSync(above(f, 'yarn.lock'), '# yarn lockfile v1\n'),
+      ],
+      [
+        'a lockfile went away',
+        { 'prompts/beta.ts': helperPrompt('@team/desc') },
+        (f) => {
+          teamPackage(f.agentsDir, 'desc', 'one');
+          writeFileSync(above(f, 'pnpm-lock.yaml'), "lockfileVersion: '9.0'\n");
+        },
+        (f) => rmSync(above(f, 'pnpm-lock.yaml')),
+      ],
+      [
+        "npm's record of what node_modules holds was rewritten",
+        { 'prompts/beta.ts': helperPrompt('@team/desc'), 'node_modules/.package-lock.json': '{}' },
+        (f) => teamPackage(f.agentsDir, 'desc', 'one'),
+        (f) => writeFileSync(path.join(f.agentsDir, 'node_modules', '.package-lock.json'), '{}'),
+      ],
+      [
+        "an imported package's package.json was written anew",
+        { 'prompts/beta.ts': helperPrompt('@team/desc') },
+        (f) => teamPackage(f.agentsDir, 'desc', 'one'),
+        (f) => teamPackage(f.agentsDir, 'desc', 'two'),
+      ],
+      [
+        'a package was installed nearer than the one the load found',
+        { 'prompts/beta.ts': helperPrompt('@team/desc') },
+        (f) => teamPackage(above(f), 'desc', 'one'),
+        (f) => teamPackage(f.agentsDir, 'desc', 'two'),
+      ],
+      [
         'a file of a linked workspace package changed',
         { 'prompts/beta.ts': helperPrompt('@team/linked') },
         (f) => {
@@ -340,6 +385,28 @@ describe('the start-up cache', () => {
       change(f);
       expect((await load(f)).startupCache).toBe('miss');
       expect((await load(f)).startupCache).toBe('hit');
+    });
+
+    it('[ST-5] stamps the files Node loads itself and the packages, not the files inside a package', async () => {
+      const f = folder();
+      const root = path.dirname(f.agentsDir);
+      writeFiles(f.agentsDir, {
+        '.lib/desc.mjs':
+          "import { DESCRIPTION as D } from '@team/desc';\nimport data from './data.json' with { type: 'json' };\nexport const DESCRIPTION = D + data.x;\n",
+        '.lib/data.json': '{ "x": "" }',
+        'prompts/beta.ts': helperPrompt('../.lib/desc.mjs'),
+      });
+      teamPackage(f.agentsDir, 'desc', 'one');
+      expect((await load(f)).errors).toEqual([]);
+      const header = JSON.parse(readFileSync(startupCachePath(f.dataDir), 'utf8').split('\n')[0]!) as { read: Array<[string, number]> };
+      const present = header.read.filter(([, size]) => size >= 0).map(([file]) => path.relative(root, file).split(path.sep).join('/'));
+      expect(present).toEqual(['agents/.lib/desc.mjs', 'agents/node_modules/@team/desc/package.json', 'agents/.lib/data.json']);
+      const absent = header.read.filter(([, size]) => size < 0).map(([file]) => file);
+      // The install records of the agents folder and every folder above it, present or not.
+      expect(absent).toContain(path.join(root, 'yarn.lock'));
+      expect(absent).toContain(path.join(f.agentsDir, 'node_modules', '.package-lock.json'));
+      expect(absent).toContain(path.join(path.parse(root).root, 'package-lock.json'));
+      expect(header.read.map(([file]) => file)).not.toContain(path.join(f.agentsDir, 'node_modules', '@team', 'desc', 'index.js'));
     });
 
     it('[ST-5] an icon file in a dot-folder changed', async () => {

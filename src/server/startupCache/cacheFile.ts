@@ -34,7 +34,8 @@ import { VERSION } from '../version.js';
 import { sameFiles, sameStamps, type FileStamp } from './stamps.js';
 
 const STARTUP_CACHE_FILE = 'catalog-v2.jsonl';
-// 5: `read` also holds the modules Node loaded itself; a cache written without them is not trusted.
+// 5: `read` also holds the modules Node loaded itself and what stands for the packages: a cache written without
+// them is not trusted.
 const FORMAT = 5;
 /** What earlier versions saved: removed when the cache is written again. */
 const OLDER_FILES = ['catalog-v1.json'];
@@ -46,7 +47,7 @@ export interface StartupCache {
   files: FileStamp[];
   /**
    * Files the full load read or depended on that are not among `files` (a helper in a dot-folder, a module Node loaded
-   * itself, an icon), by absolute path; absent ones have -1s.
+   * itself, an imported package's package.json, a lockfile, an icon), by absolute path; absent ones have -1s.
    */
   read: FileStamp[];
   /** Each definition with the index of its file in `files`. */
