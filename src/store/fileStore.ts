@@ -429,29 +429,32 @@ export class FileStore implements Store {
 
   /**
    * {@inheritDoc Store.lockThread} A lock file with a heartbeat (threadLock.ts): lost when another process takes it
-   * over after the heartbeat went stale, or when the heartbeat cannot be refreshed.
+   * over after the heartbeat went stale, or when the heartbeat cannot be refreshed. A lock file the host's file
+   * system refuses is reported without host paths.
    */
-  async lockThread(threadId: string, waitMs: number, onLost?: (error: AgentportError) => void): Promise<() => Promise<void>> {
-    assertValidThreadId(threadId);
-    const release = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs, onLost);
-    // Another process may have written the thread since this one last read it: whatever it wrote
-    // (messages, operations, a new status) shows in the size of the log.
-    try {
-      await this.queue.run(threadId, async () => {
-        if (this.variables.has(threadId) && this.variableStamps.get(threadId) !== fileStamp(this.variablesFile(threadId))) {
-          this.variables.delete(threadId);
-        }
-        // A thread locked is about to be known beyond this process: what waits is written now.
-        if (this.unwritten.has(threadId)) return this.waiting.has(threadId) ? this.materializeAlone(threadId) : undefined;
-        const known = this.appendState.get(threadId);
-        if (known === undefined || this.changedOnDisk(threadId, known)) this.forget(threadId);
-      });
-    } catch (err) {
-      // Not held by a caller that never got it.
-      await release();
-      throw err;
-    }
-    return release;
+  lockThread(threadId: string, waitMs: number, onLost?: (error: AgentportError) => void): Promise<() => Promise<void>> {
+    return this.guarded(threadId, async () => {
+      assertValidThreadId(threadId);
+      const release = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs, onLost);
+      // Another process may have written the thread since this one last read it: whatever it wrote
+      // (messages, operations, a new status) shows in the size of the log.
+      try {
+        await this.queue.run(threadId, async () => {
+          if (this.variables.has(threadId) && this.variableStamps.get(threadId) !== fileStamp(this.variablesFile(threadId))) {
+            this.variables.delete(threadId);
+          }
+          // A thread locked is about to be known beyond this process: what waits is written now.
+          if (this.unwritten.has(threadId)) return this.waiting.has(threadId) ? this.materializeAlone(threadId) : undefined;
+          const known = this.appendState.get(threadId);
+          if (known === undefined || this.changedOnDisk(threadId, known)) this.forget(threadId);
+        });
+      } catch (err) {
+        // Not held by a caller that never got it.
+        await release();
+        throw err;
+      }
+      return release;
+    });
   }
 
   /** Whether another process wrote the thread since this one last read or wrote it: its log's size, or its bytes in its pack. */

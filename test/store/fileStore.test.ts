@@ -1140,7 +1140,7 @@ describe('FileStore when a thread cannot be written', () => {
       const t = await store.createThread({ prompt: 'p' });
       await store.appendMessage(t.id, { role: 'user', content: 'x'.repeat(4096) }, { withNextWrite: true });
       const attempt = async () => {
-        try { await (await store.lockThread(t.id, 0))(); return 'locked'; } catch (e) { return e.code ?? e.message; }
+        try { await (await store.lockThread(t.id, 0))(); return 'locked'; } catch (e) { return e.data ? e.code + ' ' + e.data.errno : e.message; }
       };
       console.log(JSON.stringify([await attempt(), await attempt()]));
       process.exit(0);`;
@@ -1150,7 +1150,7 @@ describe('FileStore when a thread cannot be written', () => {
       });
       expect(run.stderr).toBe('');
       // The first write stops short at the limit (EIO: it is not continued), the second is refused outright.
-      expect(JSON.parse(run.stdout)).toEqual(['EIO', 'EFBIG']);
+      expect(JSON.parse(run.stdout)).toEqual(['INTERNAL EIO', 'INTERNAL EFBIG']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -3,9 +3,10 @@
  * thread: `idle` after a normal end, `failed` after an error result,
  * `cancelled` when the caller cancelled, `completed` once terminated.
  */
-import { hasCode, lostLock } from '../../errors.js';
+import { AgentportError, errorMessage, hasCode, isAgentportError, lostLock } from '../../errors.js';
 import { runSession } from '../agents/session.js';
 import { writeOpening } from '../loop/storeMessage.js';
+import { lockAtOnce } from './lockAtOnce.js';
 import { INTERRUPTED_FROM_META, recordStatus, recordThrown } from './threadStatus.js';
 import type { Run, SessionResult } from './types.js';
 
@@ -30,13 +31,19 @@ async function execute(run: Run): Promise<SessionResult> {
   // With the mark, the thread's lock (unless this turn holds it already): other processes then know it is alive.
   let locking: Promise<(() => Promise<void>) | undefined> | undefined;
   const markRunning = () => {
-    if (run.finished || marking) return;
+    if (run.finished || marking) return Promise.all([marking, locking]);
     marking = store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
-    // Lost while held (THREAD_LOCK_LOST), another process may take the thread: the run stops.
-    locking = store.lockThread?.(run.thread.id, 0, (error) => run.abort(error)).catch(() => undefined);
+    // Lost while held (THREAD_LOCK_LOST), another process may take the thread: the run stops. Held already (THREAD_BUSY)
+    // is this turn's own lock; one the store fails to take stops the run with the store's error, as one lost does
+    // (other processes could not tell that it runs).
+    locking = lockAtOnce(store, run.thread.id, (error) => run.abort(error)).catch((error: unknown) => {
+      run.abort(isAgentportError(error) ? error : new AgentportError('INTERNAL', errorMessage(error), undefined, { cause: error }));
+      return undefined;
+    });
+    return Promise.all([marking, locking]);
   };
   run.markRunning = markRunning;
-  const mark = setTimeout(markRunning, RUNNING_MARK_AFTER_MS);
+  const mark = setTimeout(() => void markRunning(), RUNNING_MARK_AFTER_MS);
   mark.unref();
   let ended = false;
   try {

@@ -19,7 +19,8 @@
 import { randomBytes } from 'node:crypto';
 import { AgentportError, errorInfo, type ErrorInfo } from '../../errors.js';
 import type { RunResult } from '../types.js';
-import { ownerOf, reachable, visibleThread } from './owner.js';
+import { lockAtOnce } from './lockAtOnce.js';
+import { currentCaller, ownerOf, reachable, visibleThread } from './owner.js';
 import type { Services } from './types.js';
 import { RUN_RECORD_TTL_MS } from '../limits.js';
 
@@ -86,11 +87,12 @@ export class RunHandles {
   ): Promise<{ id: string | undefined; progress: (message: string) => void }> {
     const at = new Date().toISOString();
     const id = options.withId ? `${threadId}.${randomBytes(6).toString('hex')}` : undefined;
-    const thread = this.services.activeRuns.get(threadId)?.thread ?? (await this.services.store.getThread(threadId).catch(() => undefined));
+    const active = this.services.activeRuns.get(threadId);
     const handle: Handle = {
       threadId,
       id,
-      owner: ownerOf(thread),
+      // A run not started yet is its caller's: the caller owns the thread, or could not have continued it.
+      owner: active ? ownerOf(active.thread) : currentCaller(),
       startedAt: at,
       updatedAt: at,
       progress: undefined,
@@ -107,12 +109,16 @@ export class RunHandles {
       // Durable before the id is handed out: any process can answer for it from now on.
       await this.writeRecord(handle, { status: 'running', startedAt: at, updatedAt: at });
     }
-    // Marked running now: a process that dies leaves a trace the next one reads.
-    this.services.activeRuns.get(threadId)?.markRunning?.();
-    // A run that goes on without its caller holds the thread's lock across processes until it ends
-    // (a first turn takes none while its caller waits); best effort: a turn queued here already holds it.
-    const release = await this.services.store.lockThread?.(threadId, 0).catch(() => undefined);
-    if (release) void done.finally(() => release()).catch(() => {});
+    // A run that goes on without its caller holds the thread's lock across processes until it ends (a first turn
+    // takes none while its caller waits). A running one is marked running now, taking the lock unless its turn holds
+    // it (execute.ts): a process that dies leaves a trace the next one reads, and the thread is written before its id
+    // is handed out.
+    if (active) await active.markRunning?.();
+    else {
+      // Not started yet: a turn queued here may hold the lock already (THREAD_BUSY); the store's own failure is thrown.
+      const release = await lockAtOnce(this.services.store, threadId);
+      if (release) void done.finally(() => release()).catch(() => {});
+    }
     void done.then(
       (result) => this.settle(handle, { threadId, status: result.error ? 'failed' : 'completed', result }),
       (error: unknown) =>
@@ -145,7 +151,7 @@ export class RunHandles {
     if (!thread || !record) return undefined;
     if (record.status === 'running') {
       // Not held here: running in another process, or left by one that is gone.
-      const live = await this.fromStore(threadId).catch(() => undefined);
+      const live = thread.status === 'running' && !this.services.activeRuns.has(threadId) ? await this.unheld(threadId) : undefined;
       if (live?.status === 'running') return { ...record, threadId, id, ...(live.progress ? { progress: live.progress } : {}) };
       return { ...interrupted(threadId), id, startedAt: record.startedAt, updatedAt: record.updatedAt ?? record.startedAt };
     }
@@ -266,6 +272,19 @@ export class RunHandles {
       });
   }
 
+  /**
+   * A thread stored as running that this process does not run: running in another process (which holds the thread's
+   * lock), or left by one that is gone (then marked interrupted). A lock the store fails to take answers neither: its
+   * error is thrown.
+   */
+  private async unheld(threadId: string): Promise<RunView> {
+    const release = await lockAtOnce(this.services.store, threadId);
+    if (!release) return { threadId, status: 'running', progress: 'running in another server process' };
+    await release();
+    await this.services.store.updateThread(threadId, { status: 'interrupted' });
+    return interrupted(threadId);
+  }
+
   private async writeRecord(handle: Handle, record: RunRecord): Promise<void> {
     await this.services.patchThreadMeta(handle.threadId, (meta) => ({ ...meta, [RUNS_META]: withRecord(meta, handle.id!, record) }));
   }
@@ -275,14 +294,7 @@ export class RunHandles {
     // Another subject's thread is not there for this caller (checked before anything is read or marked).
     const thread = await visibleThread(this.services.store, threadId);
     if (!thread) throw new AgentportError('THREAD_NOT_FOUND', `thread_id "${threadId}" does not exist`);
-    if (thread.status === 'running' && !this.services.activeRuns.has(threadId)) {
-      // Running in another process (it holds the thread's lock), or left by one that is gone.
-      const release = await this.services.store.lockThread?.(threadId, 0).catch(() => undefined);
-      if (this.services.store.lockThread && !release) return { threadId, status: 'running', progress: 'running in another server process' };
-      await release?.();
-      await this.services.store.updateThread(threadId, { status: 'interrupted' });
-      return interrupted(threadId);
-    }
+    if (thread.status === 'running' && !this.services.activeRuns.has(threadId)) return this.unheld(threadId);
     if (thread.status === 'interrupted') return interrupted(threadId);
     const last = thread.meta?.[LAST_RUN_META] as (RunView & { endedAt: string }) | undefined;
     if (last) return { ...last, threadId };

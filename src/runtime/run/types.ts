@@ -150,8 +150,11 @@ export interface Run {
   ended?: Promise<unknown>;
   /** Aborts the run (shutdown aborts every active run with INTERRUPTED). */
   abort: (reason: unknown) => void;
-  /** Marks the thread running in the store now (a run that outlives its call), set while it runs. */
-  markRunning?: () => void;
+  /**
+   * Marks the thread running in the store now (a run that outlives its call), set while it runs; resolves once the
+   * mark is written and the thread's lock taken (or found held by the turn).
+   */
+  markRunning?: () => Promise<unknown>;
   /**
    * The thread's opening messages wait for its next write (AppendOptions.withNextWrite): set by a new
    * thread's opening, cleared by the next message this run stores. See writeOpening (loop/storeMessage.ts).
