@@ -225,11 +225,13 @@ function compareDesc(a: string, b: string): number {
 /**
  * Redaction for what is read from a thread: every secret this process knows
  * (log.ts), and the thread's own secret variables (stored messages are
- * redacted already; this covers a thread written before a restart).
+ * redacted already; this covers a thread written before a restart). Variables
+ * the store cannot read fail the read with its error: the text is not served
+ * without their secrets hidden.
  */
 async function redactorFor(store: Store, threadId: string): Promise<(text: string) => string> {
   const redactor = new Redactor();
-  for (const variable of await store.getVariables(threadId).catch(() => [])) if (variable.secret) redactor.add(variable.value);
+  for (const variable of await store.getVariables(threadId)) if (variable.secret) redactor.add(variable.value);
   return (text) => redactor.text(redact(text));
 }
 
@@ -269,7 +271,11 @@ export async function withInlineMedia(result: CallToolResult, run: RunResult, st
   const blocks: CallToolResult['content'] = [];
   let budget = INLINE_MEDIA_TOTAL_BYTES;
   for (const file of media) {
-    const read = await store.readFile(run.threadId, file.path).catch(() => undefined);
+    // The result stands without it (its resource_link leads to the file, whose read reports the store's error).
+    const read = await store.readFile(run.threadId, file.path).catch((error: unknown) => {
+      log.warn(`${file.path} of thread ${run.threadId} was not sent inline: ${errorMessage(error)}`);
+      return undefined;
+    });
     if (!read || read.data.byteLength > INLINE_MEDIA_MAX_BYTES || read.data.byteLength > budget) continue;
     budget -= read.data.byteLength;
     const data = Buffer.from(read.data).toString('base64');

@@ -11,9 +11,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { z } from 'zod';
+import { AgentportError } from '../../src/errors.js';
 import { asCaller } from '../../src/runtime/run/owner.js';
+import type { RunResult } from '../../src/runtime/types.js';
+import { withInlineMedia } from '../../src/server/resources.js';
 import { threadUri } from '../../src/server/resourceUris.js';
 import { FileStore } from '../../src/store/fileStore.js';
+import type { Store } from '../../src/store/types.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { startInProcess, textOf, type InProcessAgentport } from '../support/inProcess.js';
 import { RUNTIME_AGENTS } from './harness.js';
@@ -246,6 +250,18 @@ describe('a run whose thread becomes unreadable', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  it('reading its transcript fails with the store error when its variables cannot be read (their secrets could not be hidden)', async () => {
+    await writeFile(path.join(dataDir, 'threads', KEPT, 'variables.json'), '{nope');
+    // Read by a process that has not read the thread yet (a restart).
+    const restarted = await start();
+    try {
+      const client = await restarted.connect();
+      await expect(client.readResource({ uri: threadUri(KEPT) })).rejects.toThrow(/variables\.json/);
+    } finally {
+      await restarted.close();
+    }
+  });
+
   it('after a restart, run_status, run_wait, run_cancel, tasks/get and its resources report the store error', async () => {
     await writeFile(path.join(dataDir, 'threads', `${KEPT}.jsonl`), '{nope\n');
     const restarted = await start();
@@ -279,6 +295,33 @@ describe('a run whose thread becomes unreadable', () => {
       });
     } finally {
       await restarted.close();
+    }
+  });
+});
+
+describe('media sent inline with a result', () => {
+  it('a file the store cannot read is left out of the result and logged; the result and its link stand', async () => {
+    const result = { content: [{ type: 'text' as const, text: 'Here is the chart.' }] };
+    const failing = {
+      readFile: () => Promise.reject(new AgentportError('INTERNAL', 'cannot connect to PostgreSQL at db:5432/agentport: timeout')),
+    } as Pick<Store, 'readFile'> as Store;
+    const chart = { id: 'f1', type: 'file' as const, path: '/attachments/chart.png', name: 'chart.png', mimeType: 'image/png', size: 70 };
+    const run: RunResult = {
+      threadId: 't1',
+      prompt: 'gallery',
+      text: 'Here is the chart.',
+      toolCalls: [{ id: 'c1', name: 'make_chart', arguments: '{}', status: 'success', attachments: [chart] }],
+      steps: 1,
+      turns: 1,
+    };
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(await withInlineMedia(result, run, failing)).toBe(result);
+      expect(stderr.mock.calls.map(([line]) => String(line)).join('')).toContain(
+        '/attachments/chart.png of thread t1 was not sent inline: cannot connect to PostgreSQL at db:5432/agentport: timeout',
+      );
+    } finally {
+      stderr.mockRestore();
     }
   });
 });
