@@ -84,6 +84,7 @@ import {
   isValidThreadId,
   matchesPrefix,
   normalizeThreadPath,
+  normalizeThreadPathForWrite,
   resolveThreadFile,
 } from './paths.js';
 import { dataFileError, threadFileError, threadStoreError } from './hostErrors.js';
@@ -1176,7 +1177,7 @@ export class FileStore implements Store {
   /** {@inheritDoc Store.writeFile} */
   async writeFile(threadId: string, filePath: string, data: Uint8Array, info: FileInfo): Promise<AttachmentRef> {
     assertValidThreadId(threadId);
-    const threadPath = normalizeThreadPath(filePath);
+    const threadPath = normalizeThreadPathForWrite(filePath);
     const ref = buildFileRef(threadPath, data, info);
     const bytes = copyBytes(data); // the caller may reuse its buffer while we wait our turn
     return this.queue

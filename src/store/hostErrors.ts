@@ -30,7 +30,8 @@ export function threadFileError(error: unknown, action: 'write' | 'read' | 'dele
   const code = errnoCode(error);
   if (code === undefined) return error;
   const what = `Cannot ${action} thread file ${JSON.stringify(threadPath)} of thread ${threadId}`;
-  // The store's own path limits (paths.ts) keep this from happening unless the data folder's path is itself very long.
+  // A write meets this only under a very long data folder: it is held to the store's own path limits (paths.ts).
+  // A read or delete is not, and meets it with a path too long for the host.
   if (code === 'ENAMETOOLONG') {
     return new AgentportError('INVALID_PATH', `${what}: the path is too long for the data folder's file system`, undefined, {
       cause: error,

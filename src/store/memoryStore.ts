@@ -20,7 +20,14 @@ import {
   validateMessagePatch,
   validateVariables,
 } from './internal.js';
-import { assertValidThreadId, directoryPrefix, isValidThreadId, matchesPrefix, normalizeThreadPath } from './paths.js';
+import {
+  assertValidThreadId,
+  directoryPrefix,
+  isValidThreadId,
+  matchesPrefix,
+  normalizeThreadPath,
+  normalizeThreadPathForWrite,
+} from './paths.js';
 import type { AttachmentRef, FileInfo, MessagePatch, NewMessage, StoredMessage, Store, ThreadRecord, VariableValue } from './types.js';
 
 interface MemoryThread {
@@ -110,7 +117,7 @@ export class MemoryStore implements Store {
   /** {@inheritDoc Store.writeFile} */
   async writeFile(threadId: string, path: string, data: Uint8Array, info: FileInfo): Promise<AttachmentRef> {
     const thread = this.thread(threadId);
-    const threadPath = normalizeThreadPath(path);
+    const threadPath = normalizeThreadPathForWrite(path);
     const ref = buildFileRef(threadPath, data, info);
     const clash = pathClash(threadPath, thread.files.keys());
     if (clash !== undefined) {

@@ -62,9 +62,9 @@ export function isPlainFileName(name: string): boolean {
 /** Longest name of one path segment, in UTF-8 bytes: what file systems allow (ext4, APFS, NTFS's 255 units). */
 const MAX_SEGMENT_BYTES = 255;
 /**
- * Longest normalised thread path, in UTF-8 bytes. Every store refuses longer ones alike: the file store's host path
- * (data folder, thread id, this) must stay under the host's limit (4096 bytes on Linux, 1024 on macOS: less there
- * only with a long data folder), and a path is something a model has to repeat.
+ * Longest normalised thread path, in UTF-8 bytes. Every store refuses to write longer ones alike: the file store's
+ * host path (data folder, thread id, this) must stay under the host's limit (4096 bytes on Linux, 1024 on macOS: less
+ * there only with a long data folder), and a path is something a model has to repeat.
  */
 const MAX_PATH_BYTES = 1024;
 
@@ -75,9 +75,8 @@ const MAX_PATH_BYTES = 1024;
  * Refused (`AgentportError` `INVALID_PATH`, naming the path): empty paths, NUL and other control
  * characters, backslashes (a separator on Windows, so `..\x` would be a traversal there), any
  * `..` segment (even one that would stay inside: a path that needs one is a mistake or an
- * attack), a name over {@link MAX_SEGMENT_BYTES} bytes or a path over {@link MAX_PATH_BYTES} bytes (so all
- * stores agree, and the file store never meets the host's own limits), and on Windows a `:` (drive letters and
- * alternate data streams).
+ * attack), and on Windows a `:` (drive letters and alternate data streams). Lengths are not limited here:
+ * a file about to be written goes through {@link normalizeThreadPathForWrite}.
  */
 export function normalizeThreadPath(input: string): string {
   if (typeof input !== 'string' || input.length === 0) {
@@ -93,13 +92,26 @@ export function normalizeThreadPath(input: string): string {
   for (const segment of input.split('/')) {
     if (segment === '' || segment === '.') continue;
     if (segment === '..') throw invalidPath(input, '".." segments are not allowed');
-    // A UTF-16 unit is at most 3 bytes in UTF-8: shorter names need no count.
+    out.push(segment);
+  }
+  return '/' + out.join('/');
+}
+
+/**
+ * {@link normalizeThreadPath} for a file about to be written, which also refuses a name over
+ * {@link MAX_SEGMENT_BYTES} bytes or a path over {@link MAX_PATH_BYTES} bytes, so that all stores agree and the file
+ * store never meets the host's own limits. Reads, listings and deletes are not held to them: a file stored before
+ * the limits (on PostgreSQL, say) stays reachable.
+ */
+export function normalizeThreadPathForWrite(input: string): string {
+  const normalized = normalizeThreadPath(input);
+  // A UTF-16 unit is at most 3 bytes in UTF-8: shorter names and paths need no count.
+  if (normalized.length * 3 <= MAX_SEGMENT_BYTES) return normalized;
+  for (const segment of normalized.split('/')) {
     if (segment.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(segment) > MAX_SEGMENT_BYTES) {
       throw invalidPath(shorten(input), `a name in it is longer than ${MAX_SEGMENT_BYTES} bytes (UTF-8)`);
     }
-    out.push(segment);
   }
-  const normalized = '/' + out.join('/');
   if (normalized.length * 3 > MAX_PATH_BYTES && Buffer.byteLength(normalized) > MAX_PATH_BYTES) {
     throw invalidPath(shorten(input), `it is longer than ${MAX_PATH_BYTES} bytes (UTF-8)`);
   }

@@ -3,9 +3,10 @@
  * fileStore.test.ts). Implementation-specific behaviour (persistence, encryption on disk,
  * symlinks) is tested in the implementation's own file.
  */
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentportError, type AgentportErrorCode } from '../../src/errors.js';
-import type { Store } from '../../src/store/types.js';
+import type { AttachmentRef, Store } from '../../src/store/types.js';
 
 /** A fresh, empty store and how to dispose of it. */
 export interface StoreHarness {
@@ -13,6 +14,11 @@ export interface StoreHarness {
   cleanup(): Promise<void>;
   /** Another store object on the same data, as another process would open it (persisting stores). */
   another?(): Store;
+  /**
+   * Puts a file of an existing thread in place as a store without today's path limits kept it, bypassing the store's
+   * checks (the thread has been written to first). False when the store's medium cannot hold that path at all.
+   */
+  plantFile(threadId: string, ref: AttachmentRef, data: Uint8Array): Promise<boolean>;
 }
 
 /** Awaits `promise` and checks it rejects with an AgentportError of `code` whose message contains `mentions`. */
@@ -28,6 +34,16 @@ export async function expectStoreError(promise: Promise<unknown>, code: Agentpor
   expect(err.code).toBe(code);
   if (mentions !== undefined) expect(err.message).toContain(mentions);
   return err;
+}
+
+/** Resolves to `missing` (nothing at that path), or rejects with INVALID_PATH. */
+async function expectMissingOrRefused(promise: Promise<unknown>, missing: unknown): Promise<void> {
+  const outcome = await promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  if ('value' in outcome) expect(outcome.value).toBe(missing);
+  else expect((outcome.error as AgentportError).code).toBe('INVALID_PATH');
 }
 
 /** Bytes 0..255 then pseudo-random bytes: every byte value, and enough to spot any re-encoding. */
@@ -559,10 +575,53 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
           const error = await expectStoreError(store.writeFile(t.id, bad, bytes, info), 'INVALID_PATH', 'longer than');
           // The message names no host path (the file store's data folder).
           expect(error.message).not.toMatch(/\/(tmp|var|home|private)\//);
-          await expectStoreError(store.readFile(t.id, bad), 'INVALID_PATH');
-          await expectStoreError(store.deleteFile(t.id, bad), 'INVALID_PATH');
+          // Reads and deletes are not held to the limits (see the next test): nothing is there, or the host's own
+          // limits refuse the path, in a message of the store's.
+          await expectMissingOrRefused(store.readFile(t.id, bad), undefined);
+          await expectMissingOrRefused(store.deleteFile(t.id, bad), false);
         }
         expect(await store.listFiles(t.id)).toHaveLength(3);
+      });
+
+      it('[ST-1] reads, lists and deletes a file stored before the path limits, whose name or path is over them', async () => {
+        const t = await store.createThread({ id: 'legacy-paths', prompt: 'p' });
+        await store.writeFile(t.id, '/attachments/new.txt', new Uint8Array([1]), { mimeType: 'text/plain' });
+        const longName = '/attachments/' + 'n'.repeat(300) + '.txt';
+        // 1110 bytes, in names of 100.
+        const longPath = '/' + Array.from({ length: 11 }, (_, i) => String(i % 10).repeat(100)).join('/') + '/old.txt';
+        const planted: string[] = [];
+        for (const filePath of [longName, longPath]) {
+          const name = path.posix.basename(filePath);
+          const ref: AttachmentRef = {
+            id: `legacy-${planted.length}`,
+            type: 'file',
+            path: filePath,
+            name,
+            mimeType: 'text/plain',
+            size: 1,
+          };
+          if (await harness.plantFile(t.id, ref, new Uint8Array([filePath.length % 256]))) planted.push(filePath);
+        }
+        // Every store holds the long path; PostgreSQL and memory the long name too (the file store's host cannot).
+        expect(planted).toContain(longPath);
+        for (const filePath of planted) {
+          const read = await store.readFile(t.id, filePath);
+          expect(read?.ref.path).toBe(filePath);
+          expect([...read!.data]).toEqual([filePath.length % 256]);
+        }
+        expect((await store.listFiles(t.id)).map((f) => f.path)).toEqual(['/attachments/new.txt', ...planted].sort());
+        expect((await store.listFiles(t.id, path.posix.dirname(longPath))).map((f) => f.path)).toEqual([longPath]);
+        // Not written again under the limits: kept as they are until deleted.
+        for (const filePath of planted) {
+          await expectStoreError(
+            store.writeFile(t.id, filePath, new Uint8Array([0]), { mimeType: 'text/plain' }),
+            'INVALID_PATH',
+            'longer than',
+          );
+          expect(await store.deleteFile(t.id, filePath)).toBe(true);
+          expect(await store.readFile(t.id, filePath)).toBeUndefined();
+        }
+        expect((await store.listFiles(t.id)).map((f) => f.path)).toEqual(['/attachments/new.txt']);
       });
 
       it('[TL-7] treats an absolute path as rooted in the thread files, not the host', async () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CACHE_LIMITS, FILE_STORE_FORMAT_VERSION, FileStore } from '../../src/store/fileStore.js';
 import { PACK_LIMITS } from '../../src/store/packs.js';
-import type { ThreadRecord } from '../../src/store/types.js';
+import type { AttachmentRef, ThreadRecord } from '../../src/store/types.js';
 import { SECRET_KEY_ENV } from '../../src/store/secretKey.js';
 import { describeStoreContract, expectStoreError, sampleBytes } from './contract.js';
 import { REPO_ROOT } from '../support/paths.js';
@@ -33,7 +33,29 @@ function makeTempDir(): Promise<string> {
 
 describeStoreContract('FileStore', async () => {
   const dir = await makeTempDir();
-  return { store: new FileStore({ dir }), cleanup: () => rm(dir, { recursive: true, force: true }), another: () => new FileStore({ dir }) };
+  return {
+    store: new FileStore({ dir }),
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+    another: () => new FileStore({ dir }),
+    // Its bytes under files/ and its reference in files.json, as writeFile leaves them; a name longer than the host
+    // allows cannot be there.
+    plantFile: async (threadId, ref, data) => {
+      const threadDir = path.join(dir, 'threads', threadId);
+      const hostPath = path.join(threadDir, 'files', ...ref.path.split('/').filter(Boolean));
+      try {
+        await mkdir(path.dirname(hostPath), { recursive: true });
+        await writeFile(hostPath, data);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') return false;
+        throw error;
+      }
+      const index = path.join(threadDir, 'files.json');
+      const stored = JSON.parse(await readFile(index, 'utf8')) as { files: Record<string, AttachmentRef> };
+      stored.files[ref.path] = ref;
+      await writeFile(index, JSON.stringify(stored));
+      return true;
+    },
+  };
 });
 
 /** A thread's log: its record on the first line, then its messages and operations. */

@@ -9,6 +9,7 @@ import {
   isValidThreadId,
   matchesPrefix,
   normalizeThreadPath,
+  normalizeThreadPathForWrite,
   resolveThreadFile,
 } from '../../src/store/paths.js';
 
@@ -38,6 +39,19 @@ describe('normalizeThreadPath', () => {
       expect((caught as AgentportError).code).toBe('INVALID_PATH');
       expect((caught as AgentportError).message).toContain(JSON.stringify(bad));
     }
+  });
+});
+
+describe('normalizeThreadPathForWrite', () => {
+  it('[ST-1] holds a path to be written to the length limits, which reads are not held to', () => {
+    const longName = '/attachments/' + 'n'.repeat(256);
+    const longPath = '/' + Array(300).fill('abcd').join('/');
+    for (const long of [longName, longPath]) {
+      expect(normalizeThreadPath(long)).toBe(long);
+      expect(() => normalizeThreadPathForWrite(long)).toThrow(/longer than/);
+    }
+    expect(normalizeThreadPathForWrite('attachments//' + 'n'.repeat(255))).toBe('/attachments/' + 'n'.repeat(255));
+    expect(() => normalizeThreadPathForWrite('/a/../b')).toThrow(/".." segments/);
   });
 });
 

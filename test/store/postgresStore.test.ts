@@ -30,6 +30,15 @@ describe.runIf(reachable)('PostgresStore', () => {
       store: new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY }),
       cleanup: () => dropSchema(schema),
       another: () => new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY }),
+      plantFile: async (threadId, ref, data) => {
+        await sql(`INSERT INTO ${schema}.files (thread_id, path, ref, data) VALUES ($1, $2, $3, $4)`, [
+          threadId,
+          ref.path,
+          JSON.stringify(ref),
+          Buffer.from(data),
+        ]);
+        return true;
+      },
     };
   });
 

@@ -40,7 +40,14 @@ import {
   validateMessagePatch,
   validateVariables,
 } from '../internal.js';
-import { assertValidThreadId, directoryPrefix, isValidThreadId, matchesPrefix, normalizeThreadPath } from '../paths.js';
+import {
+  assertValidThreadId,
+  directoryPrefix,
+  isValidThreadId,
+  matchesPrefix,
+  normalizeThreadPath,
+  normalizeThreadPathForWrite,
+} from '../paths.js';
 import {
   SECRET_KEY_BYTES,
   SECRET_KEY_ENV,
@@ -490,7 +497,7 @@ export class PostgresStore implements Store {
   /** {@inheritDoc Store.writeFile} */
   async writeFile(threadId: string, path: string, data: Uint8Array, info: FileInfo): Promise<AttachmentRef> {
     assertValidThreadId(threadId);
-    const threadPath = normalizeThreadPath(path);
+    const threadPath = normalizeThreadPathForWrite(path);
     const ref = buildFileRef(threadPath, data, info);
     if (data.byteLength > FILE_LIMITS.maxFileBytes) {
       throw new AgentportError(
