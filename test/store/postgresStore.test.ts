@@ -213,6 +213,63 @@ describe.runIf(reachable)('PostgresStore', () => {
       )();
     });
 
+    it('[ST-4] connecting for a thread lock gives up after the connect timeout, naming the database and not its password', async () => {
+      // Between the store and the database: connections pass through until the database goes silent (from then on it
+      // accepts them and never says a word, as one behind a black-holing network does).
+      const target = new URL(databaseUrl());
+      let silent = false;
+      const sockets = new Set<net.Socket>();
+      const proxy = net.createServer((socket) => {
+        sockets.add(socket);
+        if (silent) return;
+        const database = net.connect(Number(target.port || 5432), target.hostname);
+        sockets.add(database);
+        socket.on('error', () => database.destroy());
+        database.on('error', () => socket.destroy());
+        socket.pipe(database).pipe(socket);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const url = new URL(databaseUrl());
+      url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+      if (!url.password) url.password = 'pw-not-to-be-shown';
+      const store = new PostgresStore({ url: url.toString(), schema, secretKey: KEY, connectTimeoutMs: 400 });
+      try {
+        // Written through the proxy: the store's query connection is open.
+        const thread = await store.createThread({ id: `silent-${randomBytes(4).toString('hex')}`, prompt: 'p' });
+        silent = true;
+        const started = Date.now();
+        const stuck = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('still connecting after 10 s')), 10_000).unref());
+        const error = await expectStoreError(
+          Promise.race([store.lockThread(thread.id, 30_000), stuck]),
+          'INTERNAL',
+          `cannot connect to PostgreSQL at ${url.host}${url.pathname}: `,
+        );
+        expect(Date.now() - started).toBeLessThan(5000);
+        expect(error.message).not.toContain(url.password);
+        // The connection it has goes on serving queries.
+        expect((await store.getThread(thread.id))?.id).toBe(thread.id);
+      } finally {
+        await store.close().catch(() => {});
+        for (const socket of sockets) socket.destroy();
+        proxy.close();
+      }
+    });
+
+    it('[ST-4] waiting for a thread lock held elsewhere is not cut short by the connect timeout', async () => {
+      const [a] = stores as [PostgresStore];
+      const thread = await a.createThread({ id: `held-${randomBytes(4).toString('hex')}`, prompt: 'p' });
+      const release = await a.lockThread(thread.id, 0);
+      const waiter = new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY, connectTimeoutMs: 200 });
+      try {
+        const started = Date.now();
+        await expectStoreError(waiter.lockThread(thread.id, 1200), 'THREAD_BUSY', thread.id);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(1200);
+      } finally {
+        await release();
+        await waiter.close();
+      }
+    });
+
     it('[ST-4] reads back a file at the size limit, in chunks each under what one string can hold', async () => {
       const [a, b] = stores as [PostgresStore, PostgresStore];
       const thread = await a.createThread({ prompt: 'p' });

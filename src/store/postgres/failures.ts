@@ -3,6 +3,7 @@
  * its messages without quoting a password.
  */
 import { parse as parseConnectionString } from 'pg-connection-string';
+import { AgentportError, errorMessage } from '../../errors.js';
 
 /** SQLSTATE query_canceled: what the statement time limit raises. */
 const STATEMENT_TIMEOUT = '57014';
@@ -38,4 +39,11 @@ export function databaseLabel(url: string): string {
   } catch {
     return 'the configured database';
   }
+}
+
+/** A connection that could not be made (refused, timed out, authentication failed), naming the database as {@link databaseLabel} does. */
+export function cannotConnect(url: string, error: unknown): AgentportError {
+  return new AgentportError('INTERNAL', `cannot connect to PostgreSQL at ${databaseLabel(url)}: ${errorMessage(error)}`, undefined, {
+    cause: error,
+  });
 }

@@ -69,7 +69,7 @@ import type {
   VariableValue,
 } from '../types.js';
 import { Coalescer } from './coalesce.js';
-import { databaseLabel, refusedForContent } from './failures.js';
+import { cannotConnect, refusedForContent } from './failures.js';
 import { migrate } from './migrations.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './schemaName.js';
 
@@ -108,7 +108,10 @@ export interface PostgresStoreOptions {
    * leaving the server's settings.
    */
   statementTimeoutMs?: number;
-  /** Longest wait for a query connection, new or from the pool. Default 10 000 ms; 0 waits for ever. */
+  /**
+   * Longest wait for a query connection, new or from the pool, and longest a new lock connection may take to connect
+   * (a turn waiting for a free one, or for the lock itself, is not cut short). Default 10 000 ms; 0 waits for ever.
+   */
   connectTimeoutMs?: number;
 }
 
@@ -162,15 +165,21 @@ export class PostgresStore implements Store {
       // Sent with each new connection; the URL's own parameters win over them.
       ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout } : {}),
     };
-    this.pool = new pg.Pool({
-      ...limits,
-      max: options.poolSize ?? 10,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-    });
-    // Turns waiting for a lock connection queue as long as it takes (each has its own THREAD_BUSY deadline once connected).
+    const connectTimeout = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.pool = new pg.Pool({ ...limits, max: options.poolSize ?? 10, connectionTimeoutMillis: connectTimeout });
+    // Turns waiting for a lock connection queue as long as it takes (each has its own THREAD_BUSY deadline once connected),
+    // but connecting one gives up after the connect timeout: a database that accepts connections and never answers
+    // fails the turn instead of holding it for ever. (The pool's own timeout would also end the wait in its queue.)
     // Keep-alive: a lock's connection is idle while held, and a peer gone without a word must still be noticed (probes
     // start after 10 s idle; the system's default is often two hours).
-    this.lockPool = new pg.Pool({ ...limits, max: 100, idleTimeoutMillis: 10_000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    this.lockPool = new pg.Pool({
+      ...limits,
+      Client: connectingWithin(connectTimeout),
+      max: 100,
+      idleTimeoutMillis: 10_000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     // An idle connection the server dropped must not crash the process.
     this.pool.on('error', () => {});
     this.lockPool.on('error', () => {});
@@ -180,12 +189,7 @@ export class PostgresStore implements Store {
   open(): Promise<void> {
     return (this.ready ??= (async () => {
       const client = await this.pool.connect().catch((error: unknown) => {
-        throw new AgentportError(
-          'INTERNAL',
-          `cannot connect to PostgreSQL at ${databaseLabel(this.options.url)}: ${error instanceof Error ? error.message : String(error)}`,
-          undefined,
-          { cause: error },
-        );
+        throw cannotConnect(this.options.url, error);
       });
       try {
         await migrate(client, this.schema);
@@ -667,7 +671,9 @@ export class PostgresStore implements Store {
     await this.queue.run(threadId, async () => {
       if (this.waiting.has(threadId)) await this.materialize(threadId);
     });
-    const client = await this.lockPool.connect();
+    const client = await this.lockPool.connect().catch((error: unknown) => {
+      throw cannotConnect(this.options.url, error);
+    });
     // The connection can drop at any time (the server ended it, a failover, the network): pg then emits 'error'
     // on a client that runs no query, which with no listener is an uncaught exception. Until the lock is held a
     // drop fails the next poll; once held, it is the lock lost.
@@ -738,6 +744,15 @@ export class PostgresStore implements Store {
     for (const client of held) client.release(true);
     await Promise.all([this.pool.end(), this.lockPool.end()]);
   }
+}
+
+/** pg's client with a connect timeout of its own: it bounds connecting only, not a wait for a place in a pool. */
+function connectingWithin(ms: number): typeof pg.Client {
+  return class extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super({ ...(typeof config === 'string' ? { connectionString: config } : config), connectionTimeoutMillis: ms });
+    }
+  };
 }
 
 /** A new thread and its first messages, as its rows will hold them. */
