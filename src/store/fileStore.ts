@@ -376,6 +376,8 @@ export class FileStore implements Store {
   /** Lines of such threads waiting to be written with the first line (AppendOptions.withNextWrite). */
   private readonly waiting = new Map<string, string>();
   private readonly appendState = new Map<string, AppendState>();
+  /** The check of each thread lock this store holds (threadLock.ts), made before each write of the thread. */
+  private readonly heldLocks = new Map<string, () => void>();
   /** Open log descriptors by thread, least recently used first. */
   private readonly openFiles = new Map<string, number>();
   /** Descriptors written since their last fsync. */
@@ -436,7 +438,12 @@ export class FileStore implements Store {
   lockThread(threadId: string, waitMs: number, onLost?: (error: AgentportError) => void): Promise<() => Promise<void>> {
     return this.guarded(threadId, async () => {
       assertValidThreadId(threadId);
-      const release = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs, onLost);
+      const held = await acquireThreadLock(path.join(this.dir, 'locks'), threadId, waitMs, onLost);
+      this.heldLocks.set(threadId, held.check);
+      const release = () => {
+        if (this.heldLocks.get(threadId) === held.check) this.heldLocks.delete(threadId);
+        return held();
+      };
       // Another process may have written the thread since this one last read it: whatever it wrote
       // (messages, operations, a new status) shows in the size of the log.
       try {
@@ -456,6 +463,14 @@ export class FileStore implements Store {
       }
       return release;
     });
+  }
+
+  /**
+   * Throws THREAD_LOCK_LOST when this process holds the thread's lock and has lost it (or may have: see
+   * HeldThreadLock.check), before anything is written: a process resumed after a pause finds out here, at once.
+   */
+  private checkLock(threadId: string): void {
+    this.heldLocks.get(threadId)?.();
   }
 
   /** Whether another process wrote the thread since this one last read or wrote it: its log's size, or its bytes in its pack. */
@@ -1016,6 +1031,7 @@ export class FileStore implements Store {
    * thread as created (nothing on disk; a new log of its own is taken back).
    */
   private writeLine(threadId: string, state: AppendState, lines: string, creating = false): void {
+    this.checkLock(threadId);
     const pack = state.pack;
     const data = Buffer.from(pack === undefined ? lines : frame(threadId, lines), 'utf8');
     try {
@@ -1184,6 +1200,7 @@ export class FileStore implements Store {
       .run(threadId, async () => {
         await this.requireThread(threadId);
         await this.materializeAlone(threadId);
+        this.checkLock(threadId);
         const filesDir = this.filesDir(threadId);
         await mkdir(filesDir, { recursive: true });
         const { hostPath } = await resolveThreadFile(filesDir, threadPath);
@@ -1267,6 +1284,7 @@ export class FileStore implements Store {
     return this.queue
       .run(threadId, async () => {
         await this.requireThread(threadId);
+        this.checkLock(threadId);
         const filesDir = this.filesDir(threadId);
         // As in readFile: a path through a planted symlink is an error, and nothing is removed.
         const { hostPath } = await resolveThreadFile(filesDir, threadPath);
@@ -1340,6 +1358,7 @@ export class FileStore implements Store {
       await this.queue.run(threadId, async () => {
         await this.requireThread(threadId);
         await this.materializeAlone(threadId);
+        this.checkLock(threadId);
         const existing = await this.readVariables(threadId);
         const key = incoming.some((v) => v.secret) ? await this.key() : undefined;
         const stored = incoming.map((v): StoredVariable => {

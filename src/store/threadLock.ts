@@ -57,6 +57,17 @@ function removeIfOwn(file: string, token: string): void {
   }
 }
 
+/** A lock held: its release, and the check a write of the thread makes first. */
+export interface HeldThreadLock {
+  (): Promise<void>;
+  /**
+   * Throws THREAD_LOCK_LOST when the lock is lost, or its heartbeat has not been refreshed for so long that another
+   * process may take it over. Synchronous, so that a process resumed after a pause checks before its first write,
+   * whatever runs before the heartbeat's timer (I/O that completed during the pause runs first).
+   */
+  check(this: void): void;
+}
+
 /** Lock folders known to exist (a mkdir per turn is a system call saved). */
 const madeDirs = new Set<string>();
 
@@ -69,7 +80,7 @@ export async function acquireThreadLock(
   threadId: string,
   waitMs: number,
   onLost?: (error: AgentportError) => void,
-): Promise<() => Promise<void>> {
+): Promise<HeldThreadLock> {
   removeHeldOnExit();
   const file = path.join(locksDir, `${threadId}.lock`);
   const me = { pid: process.pid, host: hostname(), since: new Date().toISOString(), token: randomUUID() } satisfies Owner;
@@ -110,28 +121,32 @@ export async function acquireThreadLock(
   }
   held.set(file, me.token);
   let released = false;
-  let lost = false;
+  let lost: AgentportError | undefined;
   let lastBeat = Date.now();
   let beating = false;
   const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
   heartbeat.unref();
   const lose = (what: string) => {
     if (released || lost) return;
-    lost = true;
+    lost = new AgentportError(
+      'THREAD_LOCK_LOST',
+      `${what}: the turn was stopped, since another process may now run the thread; continue the thread to run it again`,
+      { threadId },
+    );
     clearInterval(heartbeat);
     if (held.get(file) === me.token) held.delete(file);
-    onLost?.(
-      new AgentportError(
-        'THREAD_LOCK_LOST',
-        `${what}: the turn was stopped, since another process may now run the thread; continue the thread to run it again`,
-        { threadId },
-      ),
-    );
+    onLost?.(lost);
+  };
+  /** Lost (or silent so long that it may be), the lock is given up now: for the heartbeat and every write. */
+  const gaveUp = (): AgentportError | undefined => {
+    if (lost || released) return lost;
+    const silent = Date.now() - lastBeat;
+    if (silent > GIVE_UP_MS) lose(`thread ${threadId}'s lock could not be refreshed for ${Math.round(silent / 1000)} s`);
+    return lost;
   };
   const beat = async () => {
     // First, before anything async: a process resumed after a pause must not write on while the check is under way.
-    const silent = Date.now() - lastBeat;
-    if (silent > GIVE_UP_MS) return lose(`thread ${threadId}'s lock could not be refreshed for ${Math.round(silent / 1000)} s`);
+    if (gaveUp()) return;
     if (beating) return;
     beating = true;
     try {
@@ -155,13 +170,19 @@ export async function acquireThreadLock(
       beating = false;
     }
   };
-  return async () => {
+  const release = async () => {
     if (released) return;
     released = true;
     clearInterval(heartbeat);
     if (held.get(file) === me.token) held.delete(file);
     removeIfOwn(file, me.token);
   };
+  return Object.assign(release, {
+    check: () => {
+      const error = gaveUp();
+      if (error) throw error;
+    },
+  });
 }
 
 function parseOwner(text: string): Owner | undefined {
@@ -202,9 +223,10 @@ async function isStale(file: string): Promise<boolean> {
   if (owner && owner.host === hostname()) {
     // Our own pid on a lock this process does not hold: left by an earlier life of this pid (a restarted container).
     // One it holds is judged by its heartbeat, like another process's: its holder gives it up before it is stale.
+    // (A token that differs from the one this process holds is a read older than a release and a new acquisition here:
+    // the heartbeat judges, so that a fresh lock is never taken from its holder.)
     if (owner.pid === process.pid) {
-      const holding = held.get(file);
-      if (holding === undefined || holding !== owner.token) return true;
+      if (held.get(file) === undefined) return true;
     } else if (!alive(owner.pid)) return true;
   }
   return Date.now() - info.mtimeMs > STALE_MS;

@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, mkdirSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AgentportError } from '../../src/errors.js';
 import { FileStore } from '../../src/store/fileStore.js';
 
@@ -83,5 +83,37 @@ describe('thread lock', () => {
     await expect(store.lockThread(taken.id, 100)).rejects.toMatchObject({ code: 'THREAD_BUSY' });
     await releaseOther();
     expect(existsSync(lockFile)).toBe(false);
+  });
+
+  it('[RL-5] a holder resumed after a long pause writes nothing to the thread before its heartbeat runs', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'lock-'));
+    const store = new FileStore({ dir });
+    const thread = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(thread.id, { role: 'user', content: 'before' });
+    const lost: AgentportError[] = [];
+    const release = await store.lockThread(thread.id, 1000, (error) => lost.push(error));
+    // A minute passes in no time for the process (stopped, suspended): the heartbeat's timer has not run, and
+    // another process may have taken the lock over. I/O that completed meanwhile runs first and tries to write.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 60_000);
+      await expect(store.appendMessage(thread.id, { role: 'assistant', content: 'after the pause' })).rejects.toMatchObject({
+        code: 'THREAD_LOCK_LOST',
+      });
+      await expect(store.updateThread(thread.id, { status: 'idle' })).rejects.toMatchObject({ code: 'THREAD_LOCK_LOST' });
+      await expect(store.setVariables(thread.id, [{ name: 'A', value: 'b', secret: false }])).rejects.toMatchObject({
+        code: 'THREAD_LOCK_LOST',
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(lost.map((error) => error.code)).toEqual(['THREAD_LOCK_LOST']);
+    await release();
+    await store.close();
+    const reader = new FileStore({ dir });
+    expect((await reader.listMessages(thread.id)).map((m) => m.content)).toEqual(['before']);
+    expect(await reader.getVariables(thread.id)).toEqual([]);
+    await reader.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 });
