@@ -186,15 +186,32 @@ describe('a run whose thread the store cannot lock', () => {
     );
   });
 
-  it('[ST-4] a run that outlives its call without its lock stops with the store error', async () => {
+  it('[ST-4] a call that must go on in the background but cannot take its lock answers with the store error, and its run stops', async () => {
     model.reply({ text: 'never given', delayMs: 1500 });
     const first = await mcp.callTool({ name: 'forgetful', arguments: { message: 'slow' } });
-    expect(statusOf(first)).toBe('running');
-    const threadId = (first.structuredContent as { thread_id: string }).thread_id;
-    const done = await mcp.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 20 } });
-    expect(done.isError).toBe(true);
-    expect(statusOf(done)).toBe('failed');
-    expect(errorOf(done)).toMatchObject({ code: 'INTERNAL', data: { errno: 'EEXIST', threadId } });
+    // Handed over without the lock, the run would look idle to other processes: it is not handed over.
+    expect(first.isError).toBe(true);
+    expect(errorOf(first)).toMatchObject({ code: 'INTERNAL', data: { errno: 'EEXIST' } });
+    const threadId = (errorOf(first).data as { threadId: string }).threadId;
+    const after = await mcp.callTool({ name: 'run_wait', arguments: { thread_id: threadId, timeout_s: 20 } });
+    expect(statusOf(after)).toBe('cancelled');
+  });
+
+  it('[ST-4] a run its caller waits for goes on when its lock cannot be taken, and says so in the log', async () => {
+    // Past the half second at which a run marks itself running and takes its thread's lock; its caller waits for it.
+    model.reply({ text: 'answered anyway', delayMs: 900 });
+    const result = await server.runtime.runPrompt({
+      target: 'forgetful',
+      args: { message: 'slow but waited for' },
+      controller: new AbortController(),
+      onProgress() {},
+      onThread() {},
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.text).toBe('answered anyway');
+    expect(server.logs.join('\n')).toMatch(
+      new RegExp(`thread ${result.threadId}: its lock could not be taken \\(.*EEXIST.*\\); the run goes on`),
+    );
   });
 });
 

@@ -30,20 +30,41 @@ async function execute(run: Run): Promise<SessionResult> {
   let marking: Promise<unknown> | undefined;
   // With the mark, the thread's lock (unless this turn holds it already): other processes then know it is alive.
   let locking: Promise<(() => Promise<void>) | undefined> | undefined;
-  const markRunning = () => {
-    if (run.finished || marking) return Promise.all([marking, locking]);
-    marking = store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
-    // Lost while held (THREAD_LOCK_LOST), another process may take the thread: the run stops. Held already (THREAD_BUSY)
-    // is this turn's own lock; one the store fails to take stops the run with the store's error, as one lost does
-    // (other processes could not tell that it runs).
-    locking = lockAtOnce(store, run.thread.id, (error) => run.abort(error)).catch((error: unknown) => {
-      run.abort(isAgentportError(error) ? error : new AgentportError('INTERNAL', errorMessage(error), undefined, { cause: error }));
-      return undefined;
-    });
-    return Promise.all([marking, locking]);
+  /** Why the store could not take the lock (not THREAD_BUSY: this turn's own), when it could not. */
+  let lockFailure: unknown;
+  const takeLock = () =>
+    // Lost while held (THREAD_LOCK_LOST), another process may take the thread: the run stops.
+    lockAtOnce(store, run.thread.id, (error) => run.abort(error)).then(
+      (release) => {
+        lockFailure = undefined;
+        return release;
+      },
+      (error: unknown) => {
+        lockFailure = error;
+        return undefined;
+      },
+    );
+  const markRunning = async (options: { handedOver?: boolean } = {}) => {
+    if (!run.finished && !marking) {
+      marking = store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
+      locking = takeLock();
+    } else if (options.handedOver && lockFailure !== undefined && !run.finished) {
+      // Failed at the mark: tried again now that the run goes on without its caller.
+      locking = takeLock();
+    }
+    await Promise.all([marking, locking]);
+    if (lockFailure === undefined) return;
+    // A run its caller still waits for is known to nobody else yet (a first turn's thread, a sub-prompt's): it goes
+    // on. One handed over to the background must hold the lock, or other processes would take it for idle.
+    if (options.handedOver) {
+      throw isAgentportError(lockFailure)
+        ? lockFailure
+        : new AgentportError('INTERNAL', errorMessage(lockFailure), undefined, { cause: lockFailure });
+    }
+    run.services.log(`thread ${run.thread.id}: its lock could not be taken (${errorMessage(lockFailure)}); the run goes on`);
   };
   run.markRunning = markRunning;
-  const mark = setTimeout(() => void markRunning(), RUNNING_MARK_AFTER_MS);
+  const mark = setTimeout(() => void markRunning().catch(() => {}), RUNNING_MARK_AFTER_MS);
   mark.unref();
   let ended = false;
   try {

@@ -104,26 +104,45 @@ export class RunHandles {
     const runs = this.handles.get(threadId);
     if (runs) runs.push(handle);
     else this.handles.set(threadId, [handle]);
-    if (id) {
-      this.byId.set(id, handle);
-      // Durable before the id is handed out: any process can answer for it from now on.
-      await this.writeRecord(handle, { status: 'running', startedAt: at, updatedAt: at });
+    // Settled whatever follows (attached once the running record is written, so the outcome's is written after it):
+    // a handle registered is never left running.
+    let settling = false;
+    const settleAtEnd = () => {
+      if (settling) return;
+      settling = true;
+      void done.then(
+        (result) => this.settle(handle, { threadId, status: result.error ? 'failed' : 'completed', result }),
+        (error: unknown) =>
+          this.settle(handle, {
+            threadId,
+            status: errorInfo(error).code === 'CANCELLED' ? 'cancelled' : 'failed',
+            error: errorInfo(error),
+          }),
+      );
+    };
+    try {
+      if (id) {
+        this.byId.set(id, handle);
+        // Durable before the id is handed out: any process can answer for it from now on.
+        await this.writeRecord(handle, { status: 'running', startedAt: at, updatedAt: at });
+      }
+      settleAtEnd();
+      // A run that goes on without its caller holds the thread's lock across processes until it ends (a first turn
+      // takes none while its caller waits). A running one is marked running now, taking the lock unless its turn
+      // holds it (execute.ts): a process that dies leaves a trace the next one reads, and the thread is written
+      // before its id is handed out. A lock the store fails to take stops the run (nobody else could tell that it
+      // runs), and the caller gets the store's error.
+      if (active) await active.markRunning?.({ handedOver: true });
+      else {
+        // Not started yet: a turn queued here may hold the lock already (THREAD_BUSY).
+        const release = await lockAtOnce(this.services.store, threadId);
+        if (release) void done.finally(() => release()).catch(() => {});
+      }
+    } catch (error) {
+      settleAtEnd();
+      cancel();
+      throw error;
     }
-    // A run that goes on without its caller holds the thread's lock across processes until it ends (a first turn
-    // takes none while its caller waits). A running one is marked running now, taking the lock unless its turn holds
-    // it (execute.ts): a process that dies leaves a trace the next one reads, and the thread is written before its id
-    // is handed out.
-    if (active) await active.markRunning?.();
-    else {
-      // Not started yet: a turn queued here may hold the lock already (THREAD_BUSY); the store's own failure is thrown.
-      const release = await lockAtOnce(this.services.store, threadId);
-      if (release) void done.finally(() => release()).catch(() => {});
-    }
-    void done.then(
-      (result) => this.settle(handle, { threadId, status: result.error ? 'failed' : 'completed', result }),
-      (error: unknown) =>
-        this.settle(handle, { threadId, status: errorInfo(error).code === 'CANCELLED' ? 'cancelled' : 'failed', error: errorInfo(error) }),
-    );
     return {
       id,
       progress: (message) => {

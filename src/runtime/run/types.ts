@@ -152,9 +152,10 @@ export interface Run {
   abort: (reason: unknown) => void;
   /**
    * Marks the thread running in the store now (a run that outlives its call), set while it runs; resolves once the
-   * mark is written and the thread's lock taken (or found held by the turn).
+   * mark is written and the thread's lock taken (or found held by the turn). A lock the store fails to take is
+   * logged, or thrown for a run `handedOver` to the background (which must hold it).
    */
-  markRunning?: () => Promise<unknown>;
+  markRunning?: (options?: { handedOver?: boolean }) => Promise<void>;
   /**
    * The thread's opening messages wait for its next write (AppendOptions.withNextWrite): set by a new
    * thread's opening, cleared by the next message this run stores. See writeOpening (loop/storeMessage.ts).
