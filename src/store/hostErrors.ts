@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { AgentportError, isAgentportError } from '../errors.js';
 import { errnoCode, warn } from './internal.js';
+import { shorten } from './paths.js';
 
 /**
  * CORRUPT_DATA or UNSUPPORTED_VERSION about files of the data folder `dataDir`. `describe` says what is wrong, naming
@@ -29,7 +30,8 @@ export function threadFileError(error: unknown, action: 'write' | 'read' | 'dele
   if (isAgentportError(error)) return error;
   const code = errnoCode(error);
   if (code === undefined) return error;
-  const what = `Cannot ${action} thread file ${JSON.stringify(threadPath)} of thread ${threadId}`;
+  // A path may be as long as the caller (a model) made it: its beginning names it.
+  const what = `Cannot ${action} thread file ${JSON.stringify(shorten(threadPath))} of thread ${threadId}`;
   // A write meets this only under a very long data folder: it is held to the store's own path limits (paths.ts).
   // A read or delete is not, and meets it with a path too long for the host.
   if (code === 'ENAMETOOLONG') {

@@ -46,7 +46,7 @@ function errnoCode(err: unknown): string | undefined {
 }
 
 /** A path too long to quote whole in a message (the model reads it): its start and its length. */
-function shorten(input: string): string {
+export function shorten(input: string): string {
   return input.length <= 100 ? input : `${input.slice(0, 60)}… (${input.length} characters)`;
 }
 

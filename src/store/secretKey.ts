@@ -3,13 +3,15 @@
  *
  * The key comes from `AGENTPORT_SECRET_KEY` when set, otherwise from `<dir>/secret.key`, which is
  * generated on first use with mode 0600 and reused afterwards. Error messages name where the
- * key came from, never the key itself (PR-16).
+ * key came from, never the key itself (PR-16). They reach clients and the model too, so the key
+ * file is named there by its name only; the line written to stderr for the operator has its full path.
  */
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, copyFile, link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AgentportError } from '../errors.js';
+import { AgentportError, isAgentportError } from '../errors.js';
+import { errnoCode, warn } from './internal.js';
 
 /** Name of the environment variable that may hold the key. */
 export const SECRET_KEY_ENV = 'AGENTPORT_SECRET_KEY';
@@ -43,11 +45,6 @@ export function parseSecretKey(text: string, source: string): Buffer {
   );
 }
 
-function errnoCode(err: unknown): string | undefined {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' ? code : undefined;
-}
-
 /**
  * Returns the secret key: from `AGENTPORT_SECRET_KEY` when it is set and non-empty, otherwise
  * from `<dir>/secret.key`, creating that file (mode 0600, directory 0700 when created) if missing.
@@ -61,12 +58,32 @@ export async function loadSecretKey(dir: string, env: NodeJS.ProcessEnv = proces
   if (fromEnv !== undefined && fromEnv.trim() !== '') {
     return parseSecretKey(fromEnv, `The environment variable ${SECRET_KEY_ENV}`);
   }
-  return loadOrCreateKeyFile(path.join(dir, SECRET_KEY_FILE));
+  const file = path.join(dir, SECRET_KEY_FILE);
+  try {
+    return await loadOrCreateKeyFile(file);
+  } catch (error) {
+    if (isAgentportError(error)) throw error;
+    // Node's message quotes the host path: the operator gets it on stderr, the caller the system's code.
+    const code = errnoCode(error) ?? 'an unknown error';
+    warn(`cannot read or create the secret key file ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new AgentportError(
+      'INTERNAL',
+      `cannot read or create the secret key file ${SECRET_KEY_FILE} of the store (${code}; the server's log names the file)`,
+      { errno: code },
+      { cause: error },
+    );
+  }
 }
 
 async function readKeyFile(file: string): Promise<Buffer> {
   const text = await readFile(file, 'utf8');
-  const key = parseSecretKey(text, `The key file ${file}`);
+  let key: Buffer;
+  try {
+    key = parseSecretKey(text, `The key file ${SECRET_KEY_FILE} of the store`);
+  } catch (error) {
+    warn(`the key file ${file} holds no valid key`);
+    throw error;
+  }
   if (process.platform !== 'win32') {
     const { mode } = await stat(file);
     // Not fatal: the user may have reasons, but a world-readable key defeats encryption at rest.

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -78,12 +78,32 @@ describe('loadSecretKey', () => {
     expect((await loadSecretKey(sub, {})).equals(keys[0]!)).toBe(true);
   });
 
-  it('refuses a damaged key file, naming it', async () => {
+  it('[PR-16] refuses a damaged key file, naming it by its name to the caller and by its full path in the log', async () => {
     await writeFile(path.join(dir, 'secret.key'), 'garbage', { mode: 0o600 });
-    await expect(loadSecretKey(dir, {})).rejects.toMatchObject({
-      code: 'SECRET_KEY_INVALID',
-      message: expect.stringContaining(path.join(dir, 'secret.key')),
-    });
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const error = await loadSecretKey(dir, {}).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'SECRET_KEY_INVALID', message: expect.stringContaining('secret.key') });
+      // The message reaches clients and the model: no host path of the server's folders in it.
+      expect((error as Error).message).not.toContain(dir);
+      expect(stderr.mock.calls.map(([line]) => String(line)).join('')).toContain(path.join(dir, 'secret.key'));
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+
+  it('reports a key file the system cannot read with its error code, not its host path', async () => {
+    // A folder where the key file should be: reading it fails (EISDIR) as a refused read would.
+    await mkdir(path.join(dir, 'secret.key'));
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const error = await loadSecretKey(dir, {}).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'INTERNAL', data: { errno: 'EISDIR' }, message: expect.stringContaining('secret.key') });
+      expect((error as Error).message).not.toContain(dir);
+      expect(stderr.mock.calls.map(([line]) => String(line)).join('')).toContain(path.join(dir, 'secret.key'));
+    } finally {
+      stderr.mockRestore();
+    }
   });
 });
 
