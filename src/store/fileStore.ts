@@ -90,7 +90,15 @@ import {
 import { dataFileError, threadFileError, threadStoreError } from './hostErrors.js';
 import { acquireThreadLock } from './threadLock.js';
 import { Packs, frame, packOf } from './packs.js';
-import { SECRET_KEY_BYTES, decryptSecret, encryptSecret, isEncryptedValue, loadSecretKey, type EncryptedValue } from './secretKey.js';
+import {
+  SECRET_KEY_BYTES,
+  decryptSecret,
+  encryptSecret,
+  isEncryptedValue,
+  keySourceOf,
+  loadSecretKey,
+  type EncryptedValue,
+} from './secretKey.js';
 import type {
   AppendOptions,
   AttachmentRef,
@@ -1391,7 +1399,7 @@ export class FileStore implements Store {
             } catch (err) {
               throw new AgentportError(
                 'SECRET_DECRYPT_FAILED',
-                `Cannot decrypt secret variable "${v.name}" of thread ${threadId}: the key (AGENTPORT_SECRET_KEY or ${path.join(this.dir, 'secret.key')}) differs from the one it was stored with, or the file was altered`,
+                `Cannot decrypt secret variable "${v.name}" of thread ${threadId}: the key (${keySourceOf(this.givenKey !== undefined)}) differs from the one it was stored with, or the file was altered`,
                 undefined,
                 { cause: err },
               );

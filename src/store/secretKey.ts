@@ -10,7 +10,7 @@ import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:
 import { constants } from 'node:fs';
 import { chmod, copyFile, link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AgentportError, isAgentportError } from '../errors.js';
+import { AgentportError, errorMessage, isAgentportError } from '../errors.js';
 import { errnoCode, warn } from './internal.js';
 
 /** Name of the environment variable that may hold the key. */
@@ -18,6 +18,14 @@ export const SECRET_KEY_ENV = 'AGENTPORT_SECRET_KEY';
 
 /** File name of the generated key inside the store's directory. */
 const SECRET_KEY_FILE = 'secret.key';
+
+/**
+ * Where a store's key comes from, for messages (SECRET_DECRYPT_FAILED): by the key file's name, never its host path,
+ * since they reach clients and the model.
+ */
+export function keySourceOf(given: boolean): string {
+  return given ? 'the secretKey given to the store' : `${SECRET_KEY_ENV} or the store's ${SECRET_KEY_FILE}`;
+}
 
 /** Key length for AES-256. */
 export const SECRET_KEY_BYTES = 32;
@@ -64,12 +72,12 @@ export async function loadSecretKey(dir: string, env: NodeJS.ProcessEnv = proces
   } catch (error) {
     if (isAgentportError(error)) throw error;
     // Node's message quotes the host path: the operator gets it on stderr, the caller the system's code.
-    const code = errnoCode(error) ?? 'an unknown error';
-    warn(`cannot read or create the secret key file ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    const code = errnoCode(error);
+    warn(`cannot read or create the secret key file ${file}: ${errorMessage(error)}`);
     throw new AgentportError(
       'INTERNAL',
-      `cannot read or create the secret key file ${SECRET_KEY_FILE} of the store (${code}; the server's log names the file)`,
-      { errno: code },
+      `cannot read or create the secret key file ${SECRET_KEY_FILE} of the store (${code ?? 'an unexpected error'}; the server's log names the file)`,
+      code === undefined ? undefined : { errno: code },
       { cause: error },
     );
   }

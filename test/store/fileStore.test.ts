@@ -730,7 +730,10 @@ describe('FileStore on disk', () => {
     expect(await new FileStore({ dir }).getVariables(t.id)).toEqual([{ name: 's', value: 'v', secret: true }]);
 
     process.env[SECRET_KEY_ENV] = Buffer.alloc(32, 7).toString('base64');
-    await expectStoreError(new FileStore({ dir }).getVariables(t.id), 'SECRET_DECRYPT_FAILED', '"s"');
+    const error = await expectStoreError(new FileStore({ dir }).getVariables(t.id), 'SECRET_DECRYPT_FAILED', '"s"');
+    // Where the key comes from, by the key file's name: the message reaches clients, the data folder's host path not.
+    expect(error.message).toContain('secret.key');
+    expect(error.message).not.toContain(dir);
   });
 
   it('[PR-16] fails clearly, naming AGENTPORT_SECRET_KEY but not its value, when the variable is invalid', async () => {

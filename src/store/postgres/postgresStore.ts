@@ -19,7 +19,6 @@
  * (coalesce.ts). Until then it exists in the process that created it only, as
  * in the file store.
  */
-import { join as joinPath } from 'node:path';
 import pg from 'pg';
 import { AgentportError } from '../../errors.js';
 import {
@@ -54,6 +53,7 @@ import {
   decryptSecret,
   encryptSecret,
   isEncryptedValue,
+  keySourceOf,
   loadSecretKey,
   type EncryptedValue,
 } from '../secretKey.js';
@@ -648,12 +648,9 @@ export class PostgresStore implements Store {
     try {
       return decryptSecret(key, encrypted, PostgresStore.aad(threadId, name));
     } catch (error) {
-      const source = this.options.secretKey
-        ? 'the secretKey given to the store'
-        : `${SECRET_KEY_ENV} or ${joinPath(this.options.keyDir ?? '.agentport', 'secret.key')}`;
       throw new AgentportError(
         'SECRET_DECRYPT_FAILED',
-        `Cannot decrypt secret variable "${name}" of thread ${threadId}: the key (${source}) differs from the one it was stored with (every instance on the database needs the same ${SECRET_KEY_ENV}), or the row was altered`,
+        `Cannot decrypt secret variable "${name}" of thread ${threadId}: the key (${keySourceOf(this.options.secretKey !== undefined)}) differs from the one it was stored with (every instance on the database needs the same ${SECRET_KEY_ENV}), or the row was altered`,
         undefined,
         { cause: error },
       );
