@@ -22,13 +22,8 @@ export function importsOnly(code: string, modules: Readonly<Record<string, unkno
   if (/\brequire\b(?!\()|\bmodule\s*\./.test(code)) return false;
   let calls = 0;
   for (const _ of code.matchAll(IMPORT_CALL)) calls++;
-  let known = 0;
-  for (const match of code.matchAll(LITERAL_IMPORT)) {
-    const specifier = match[2] ?? match[3] ?? '';
-    if (!Object.hasOwn(modules, specifier)) return false;
-    known++;
-  }
-  return calls === known;
+  const literal = literalImports(code);
+  return literal.length === calls && literal.every(({ specifier }) => Object.hasOwn(modules, specifier));
 }
 
 /**

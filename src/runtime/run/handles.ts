@@ -104,13 +104,17 @@ export class RunHandles {
     const runs = this.handles.get(threadId);
     if (runs) runs.push(handle);
     else this.handles.set(threadId, [handle]);
-    // Settled whatever follows (attached once the running record is written, so the outcome's is written after it):
-    // a handle registered is never left running.
-    let settling = false;
-    const settleAtEnd = () => {
-      if (settling) return;
-      settling = true;
-      void done.then(
+    // Durable before the id is handed out: any process can answer for it from now on.
+    if (id) this.byId.set(id, handle);
+    const recorded = id ? this.writeRecord(handle, { status: 'running', startedAt: at, updatedAt: at }) : Promise.resolve();
+    // Settled once the run ends, after its running record (so the outcome's is written after it), whatever follows
+    // here: a handle registered is never left running.
+    void recorded
+      .then(
+        () => done,
+        () => done,
+      )
+      .then(
         (result) => this.settle(handle, { threadId, status: result.error ? 'failed' : 'completed', result }),
         (error: unknown) =>
           this.settle(handle, {
@@ -119,14 +123,8 @@ export class RunHandles {
             error: errorInfo(error),
           }),
       );
-    };
     try {
-      if (id) {
-        this.byId.set(id, handle);
-        // Durable before the id is handed out: any process can answer for it from now on.
-        await this.writeRecord(handle, { status: 'running', startedAt: at, updatedAt: at });
-      }
-      settleAtEnd();
+      await recorded;
       // A run that goes on without its caller holds the thread's lock across processes until it ends (a first turn
       // takes none while its caller waits). A running one is marked running now, taking the lock unless its turn
       // holds it (execute.ts): a process that dies leaves a trace the next one reads, and the thread is written
@@ -139,7 +137,6 @@ export class RunHandles {
         if (release) void done.finally(() => release()).catch(() => {});
       }
     } catch (error) {
-      settleAtEnd();
       cancel();
       throw error;
     }
