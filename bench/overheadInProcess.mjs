@@ -29,7 +29,8 @@ const completion = JSON.stringify({
   usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
 });
 globalThis.fetch = async () => new Response(completion, { status: 200, headers: { 'content-type': 'application/json' } });
-const env = { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'bench' };
+// Through fetch, so the answer above is what agentport's provider gets too (its own transport would open a socket).
+const env = { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'bench', AGENTPORT_MODEL_TRANSPORT: 'fetch' };
 const openai = new OpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL, maxRetries: 0 });
 const request = (message) => ({
   model: 'bench-model',

@@ -6,9 +6,17 @@ import path from 'node:path';
 import { ROOT, machine } from './support.mjs';
 
 const only = process.argv.slice(2);
-const benches = ['startup', 'bigFolder', 'callOverStdio', 'httpThroughput', 'runtime', 'mcpSurface', 'search', 'upstream'].filter(
-  (name) => only.length === 0 || only.includes(name),
-);
+const benches = [
+  'startup',
+  'bigFolder',
+  'callOverStdio',
+  'httpThroughput',
+  'modelTransport',
+  'runtime',
+  'mcpSurface',
+  'search',
+  'upstream',
+].filter((name) => only.length === 0 || only.includes(name));
 
 // Temporary folders of the whole run, removed at its end (see tempDir in support.mjs): beside the checkout rather
 // than in the system's temporary folder, whose recent deletions (the test suite's) would slow the file store.

@@ -12,6 +12,8 @@ export interface OpenAIProviderOptions {
   timeoutMs?: number;
   /** Retries inside the openai client; 0 by default, since callModel retries for every provider. */
   maxRetries?: number;
+  /** The client's fetch (see modelFetch.ts); Node's own when not given. */
+  fetch?: typeof fetch;
 }
 
 type OpenAIClient = import('openai').OpenAI;
@@ -85,6 +87,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
           ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
           ...(this.options.timeoutMs ? { timeout: this.options.timeoutMs } : {}),
           maxRetries: this.options.maxRetries ?? 0,
+          ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
           // The client's default logger is console, which writes to stdout.
           logger: { error: logToStderr, warn: logToStderr, info: logToStderr, debug: logToStderr },
         })),

@@ -5,6 +5,7 @@
  */
 import type { ModelDefinition, ModelProvider, ModelRequest } from '../definitions/types.js';
 import { AgentportError } from '../errors.js';
+import { modelFetchFor } from './modelFetch.js';
 import { OpenAICompatibleProvider } from './openaiProvider.js';
 
 export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
@@ -50,10 +51,12 @@ export class ModelResolver {
       );
     }
     const baseURL = definition.baseURL ?? this.env[BASE_URL_ENV];
+    const fetch = modelFetchFor(this.env);
     return new OpenAICompatibleProvider({
       apiKey,
       ...(baseURL ? { baseURL } : {}),
       ...(definition.timeoutMs ? { timeoutMs: definition.timeoutMs } : {}),
+      ...(fetch ? { fetch } : {}),
     });
   }
 }
