@@ -88,6 +88,27 @@ describe('a new thread opening messages', () => {
     await done;
   });
 
+  it('leave the run going, and the operator told, when the running mark cannot be written', async () => {
+    const { store } = await fileStores();
+    const update = store.updateThread.bind(store);
+    store.updateThread = async (id, patch) => {
+      if (patch.status === 'running') throw new Error('disk full');
+      return update(id, patch);
+    };
+    const logged: string[] = [];
+    const runtime = createRuntime({
+      registry,
+      store,
+      env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'k' },
+      log: (line) => logged.push(line),
+    });
+    model.reply({ text: 'still answered', delayMs: 900 });
+    const result = await runtime.runPrompt({ target: 'forgetful', args: { message: 'slow one' } });
+    expect(result.text).toBe('still answered');
+    expect(logged).toEqual([expect.stringMatching(/^thread \S+: could not record it as running \(disk full\); the run goes on/)]);
+    expect((await store.getThread(result.threadId))?.status).toBe('idle');
+  });
+
   it('[ST-2] are written when the run ends having stored nothing after them (a hook stopped it first)', async () => {
     const agents = await mkdtemp(path.join(tmpdir(), 'agentport-opening-agents-'));
     cleanups.push(() => rm(agents, { recursive: true, force: true }));

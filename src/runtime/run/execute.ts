@@ -46,7 +46,12 @@ async function execute(run: Run): Promise<SessionResult> {
     );
   const markRunning = async (options: { handedOver?: boolean } = {}) => {
     if (!run.finished && !marking) {
-      marking = store.updateThread(run.thread.id, { status: 'running' }).catch(() => {});
+      marking = store.updateThread(run.thread.id, { status: 'running' }).catch((error: unknown) =>
+        // The run goes on; what is lost is the trace a crash would leave, so the operator is told.
+        run.services.log(
+          `thread ${run.thread.id}: could not record it as running (${errorMessage(error)}); the run goes on, but should this process stop before it ends, the thread will not show the turn as interrupted`,
+        ),
+      );
       locking = takeLock();
     } else if (options.handedOver && lockFailure !== undefined && !run.finished) {
       // Failed at the mark: tried again now that the run goes on without its caller.
