@@ -7,13 +7,14 @@
  * "The model request"), more than the whole one-step run around it.
  *
  * Only what a model call sends takes this path. Anything else goes to `globalThis.fetch`, as the
- * client would have done without us: a `Request` as input, a URL that is not http(s), a body other
+ * client would have done without it: a `Request` as input, a URL that is not http(s), a body other
  * than text or bytes, and a redirect (fetch follows it; the request is sent again through fetch).
  * A response that streams (`text/event-stream`) is handed over as it arrives; any other is read
  * whole, then decoded (gzip, deflate, br) as fetch would.
  *
- * A connection the server closed while it sat idle can fail the next request on it before any
- * answer: that request is sent once more on a new connection (the server never read it).
+ * A connection the server closed while it sat idle can fail the next request on it at once: that
+ * request is sent once more on a new connection (see STALE_CONNECTION_MS). The client's timeout
+ * covers reading the answer too (fetch's ends once the headers are in).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -34,12 +35,14 @@ const agents = {
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
+const inflate = promisify(zlib.inflate);
+const inflateRaw = promisify(zlib.inflateRaw);
 const decoders: Record<string, (input: Buffer) => Promise<Buffer>> = {
   gzip: promisify(zlib.gunzip),
   'x-gzip': promisify(zlib.gunzip),
   br: promisify(zlib.brotliDecompress),
   // Servers send deflate both zlib-wrapped (as the standard says) and raw; fetch accepts both.
-  deflate: (input) => promisify(zlib.inflate)(input).catch(() => promisify(zlib.inflateRaw)(input)),
+  deflate: (input) => inflate(input).catch(() => inflateRaw(input)),
 };
 
 /** The fields of a fetch `init` this path reads. */
@@ -62,9 +65,18 @@ function dispatcherInstalled(): boolean {
 }
 
 /**
- * Whether model calls should go through Node's fetch instead: when asked to
- * (`AGENTPORT_MODEL_TRANSPORT=fetch`), when the environment names a proxy, and when a dispatcher
- * has been installed for fetch (undici's `setGlobalDispatcher`): those apply to fetch, not to node:http.
+ * Whether `globalThis.fetch` is still Node's own, not a wrapper (tracing, logging, a mock) someone put
+ * in its place, whenever they did: Node's is the one whose source loads its bundled undici.
+ */
+function nodesOwnFetch(): boolean {
+  return typeof globalThis.fetch === 'function' && Function.prototype.toString.call(globalThis.fetch).includes('internal/deps/undici');
+}
+
+/**
+ * Whether model calls should go through `globalThis.fetch` instead: when asked to
+ * (`AGENTPORT_MODEL_TRANSPORT=fetch`), when the environment names a proxy, when a dispatcher
+ * has been installed for fetch (undici's `setGlobalDispatcher`), and when fetch itself has been
+ * replaced: those were meant to apply to model calls too.
  */
 export function modelFetchFor(env: Readonly<Record<string, string | undefined>>): typeof fetch | undefined {
   const transport = env.AGENTPORT_MODEL_TRANSPORT;
@@ -75,7 +87,7 @@ export function modelFetchFor(env: Readonly<Record<string, string | undefined>>)
   }
   if (transport === 'fetch') return undefined;
   const proxied = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NODE_USE_ENV_PROXY'].some((name) => env[name]);
-  return proxied || dispatcherInstalled() ? undefined : modelFetch;
+  return proxied || dispatcherInstalled() || !nodesOwnFetch() ? undefined : modelFetch;
 }
 
 /** See the module comment. Same contract as `fetch`. */
@@ -85,14 +97,11 @@ export async function modelFetch(input: Parameters<typeof fetch>[0], init: Init 
   const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !plainBody) return globalThis.fetch(input, init);
   const signal = init.signal ?? undefined;
-  signal?.throwIfAborted();
   const headers = headerObject(init.headers);
   headers['accept-encoding'] ??= 'gzip, deflate';
   if (body !== undefined && body !== null) headers['content-length'] ??= String(Buffer.byteLength(body));
-  const method = (init.method ?? 'GET').toUpperCase();
-  const response =
-    (await send(url, method, headers, body ?? undefined, signal, true)) ??
-    (await send(url, method, headers, body ?? undefined, signal, false));
+  const request = { url, method: (init.method ?? 'GET').toUpperCase(), headers, body: body ?? undefined, signal };
+  const response = (await send(request, true)) ?? (await send(request, false));
   return response === REDIRECTED ? globalThis.fetch(input, init) : response!;
 }
 
@@ -100,89 +109,127 @@ export async function modelFetch(input: Parameters<typeof fetch>[0], init: Init 
 const REDIRECTED = Symbol('redirected');
 
 /**
- * One request. Resolves undefined when a kept-alive connection turned out closed before any answer
- * (the caller sends it again, once), REDIRECTED for a redirect, otherwise the response.
+ * How soon after a request on a kept-alive connection a reset means the server had closed that
+ * connection while it sat idle (it answers at once, within a round trip). A later one is the
+ * server failing while at work: not sent again here, since the request may have been acted on
+ * (callModel retries, with its backoff and within the model's `maxRetries`).
+ */
+const STALE_CONNECTION_MS = 1_000;
+
+interface OutgoingRequest {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: string | Uint8Array | undefined;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * One request. Resolves undefined when a kept-alive connection turned out closed (the caller sends
+ * it again, once), REDIRECTED for a redirect, otherwise the response.
  */
 function send(
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  body: string | Uint8Array | undefined,
-  signal: AbortSignal | undefined,
+  { url, method, headers, body, signal }: OutgoingRequest,
   mayResend: boolean,
 ): Promise<Response | typeof REDIRECTED | undefined> {
   return new Promise((resolve, reject) => {
-    let answered = false;
-    const fail = (error: unknown) => {
+    if (signal?.aborted) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as fetch: the signal's reason as it is
+      reject(signal.reason);
+      return;
+    }
+    const settle = (outcome: () => void) => {
       signal?.removeEventListener('abort', onAbort);
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as fetch, with the signal's reason as it is
-      reject(error);
+      outcome();
     };
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as fetch: the signal's reason as it is
+    const fail = (error: unknown) => settle(() => reject(error));
+    const failed = (cause: unknown) => fail(new TypeError('fetch failed', { cause }));
     const onAbort = () => {
       request.destroy();
       fail(signal!.reason);
     };
-    const agent = agents[url.protocol as 'http:' | 'https:'];
-    const request = (url.protocol === 'https:' ? https : http).request(url, { method, headers, agent }, (res) => {
-      answered = true;
-      const status = res.statusCode ?? 0;
-      if (REDIRECT.has(status) && res.headers.location !== undefined) {
-        res.resume();
-        signal?.removeEventListener('abort', onAbort);
-        resolve(REDIRECTED);
-        return;
-      }
-      if (status < 200 || status > 599) {
-        res.resume();
-        fail(new TypeError('fetch failed', { cause: new Error(`the server answered with status ${status}`) }));
-        return;
-      }
-      const init = { status, statusText: res.statusMessage ?? '', headers: responseHeaders(res.rawHeaders) };
-      if (NULL_BODY.has(status) || method === 'HEAD') {
-        res.resume();
-        signal?.removeEventListener('abort', onAbort);
-        resolve(new Response(null, init));
-        return;
-      }
-      const encodings = (res.headers['content-encoding'] ?? '')
-        .toLowerCase()
-        .split(',')
-        .map((coding) => coding.trim())
-        .filter((coding) => coding && coding !== 'identity');
-      if (/^text\/event-stream\b/i.test(res.headers['content-type'] ?? '') && encodings.length === 0) {
-        // Read as it arrives; an abort from here on ends the stream with the signal's reason.
-        signal?.removeEventListener('abort', onAbort);
-        const stream = Readable.toWeb(res) as ReadableStream<Uint8Array>;
-        signal?.addEventListener('abort', () => res.destroy(signal.reason instanceof Error ? signal.reason : undefined), { once: true });
-        resolve(new Response(stream, init));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.once('error', (error) => fail(new TypeError('fetch failed', { cause: error })));
-      res.once('end', () => {
-        void decode(Buffer.concat(chunks), encodings).then(
-          (bytes) => {
-            signal?.removeEventListener('abort', onAbort);
-            resolve(new Response(bytes, init));
-          },
-          (error: unknown) => fail(new TypeError('fetch failed', { cause: error })),
-        );
-      });
-    });
+    const sentAt = performance.now();
+    const request = (url.protocol === 'https:' ? https : http).request(
+      url,
+      { method, headers, agent: agents[url.protocol as 'http:' | 'https:'] },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (REDIRECT.has(status) && res.headers.location !== undefined) {
+          res.resume();
+          settle(() => resolve(REDIRECTED));
+          return;
+        }
+        if (status < 200 || status > 599) {
+          res.resume();
+          failed(new Error(`the server answered with status ${status}`));
+          return;
+        }
+        const meta = { status, statusText: res.statusMessage ?? '', headers: responseHeaders(res.rawHeaders) };
+        if (NULL_BODY.has(status) || method === 'HEAD') {
+          res.resume();
+          respond(null, meta).then((response) => settle(() => resolve(response)), failed);
+          return;
+        }
+        const encodings = (res.headers['content-encoding'] ?? '')
+          .toLowerCase()
+          .split(',')
+          .map((coding) => coding.trim())
+          .filter((coding) => coding && coding !== 'identity');
+        if (/^text\/event-stream\b/i.test(res.headers['content-type'] ?? '') && encodings.length === 0) {
+          // Read as it arrives: an abort from here on ends the stream with the signal's reason.
+          signal?.removeEventListener('abort', onAbort);
+          const endStream = () => res.destroy(signal!.reason instanceof Error ? signal!.reason : undefined);
+          signal?.addEventListener('abort', endStream, { once: true });
+          res.once('close', () => signal?.removeEventListener('abort', endStream));
+          respond(Readable.toWeb(res) as ReadableStream<Uint8Array>, meta).then(resolve, (error: unknown) => {
+            res.destroy();
+            failed(error);
+          });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.once('error', failed);
+        res.once('end', () => {
+          decode(Buffer.concat(chunks), encodings)
+            .then((bytes) => respond(bytes, meta))
+            .then((response) => settle(() => resolve(response)), failed);
+        });
+      },
+    );
     request.once('error', (error: Error & { code?: string }) => {
-      if (signal?.aborted) return;
-      // The server closed a connection kept for reuse just as it was reused: it never read this request.
-      if (mayResend && !answered && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(undefined);
+      if (signal?.aborted) {
+        fail(signal.reason);
         return;
       }
-      fail(new TypeError('fetch failed', { cause: error }));
+      // The server had closed the kept-alive connection just as it was reused: it read nothing of this request.
+      const stale =
+        mayResend &&
+        request.reusedSocket &&
+        (error.code === 'ECONNRESET' || error.code === 'EPIPE') &&
+        performance.now() - sentAt < STALE_CONNECTION_MS;
+      if (stale) settle(() => resolve(undefined));
+      else failed(error);
     });
     signal?.addEventListener('abort', onAbort, { once: true });
     request.end(body);
   });
+}
+
+/**
+ * The Response: a status text `Response` refuses (a control character, which Node's parser lets
+ * through and fetch keeps) is left out rather than failing the call.
+ */
+async function respond(
+  body: ConstructorParameters<typeof Response>[0],
+  meta: NonNullable<ConstructorParameters<typeof Response>[1]>,
+): Promise<Response> {
+  try {
+    return new Response(body, meta);
+  } catch {
+    return new Response(body, { ...meta, statusText: '' });
+  }
 }
 
 /** Applies the decodings a response names, last applied first; an unknown one leaves the bytes as they are. */

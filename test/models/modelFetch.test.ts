@@ -3,7 +3,8 @@
  * with kept-alive connections, behaving as fetch does for everything the openai client relies on.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { getEventListeners } from 'node:events';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelDefinition } from '../../src/definitions/types.js';
@@ -85,23 +86,34 @@ const request = (model: ModelDefinition) => ({ model: model.model, messages: [{ 
 describe('the model transport', () => {
   it('sends model calls over node:http by default, and through fetch when asked or when a proxy is set', async () => {
     const model = await new FakeModelServer().start();
-    model.answerWith(() => ({ text: 'over http' }));
-    const replaced = replaceFetch();
     try {
       const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL };
-      const direct = await callModel(new ModelResolver(new Map([['m', { definition }]]), env), 'm', request);
-      expect(direct.response.text).toBe('over http');
-      expect(replaced.calls).toEqual([]);
+      const settings = [{}, { AGENTPORT_MODEL_TRANSPORT: 'fetch' }, { HTTPS_PROXY: 'http://proxy.invalid:3128' }];
+      for (const extra of settings) {
+        model.reply({ text: 'answered' });
+        const { response } = await callModel(new ModelResolver(new Map([['m', { definition }]]), { ...env, ...extra }), 'm', request);
+        expect(response.text).toBe('answered');
+      }
+      // Node's fetch sends a Fetch metadata header; node:http sends what the client gives it, and nothing more.
+      expect(model.requests.map((sent) => sent.headers['sec-fetch-mode'])).toEqual([undefined, 'cors', 'cors']);
       const [sent] = model.requests;
       expect(sent?.headers.authorization).toBe('Bearer sk-test');
       expect(sent?.headers['content-type']).toBe('application/json');
       expect(sent?.body).toMatchObject({ model: 'bench-model', messages: [{ role: 'user', content: 'hi' }] });
+    } finally {
+      await model.stop();
+    }
+  });
 
-      for (const extra of [{ AGENTPORT_MODEL_TRANSPORT: 'fetch' }, { HTTPS_PROXY: 'http://proxy.invalid:3128' }]) {
-        const viaFetch = await callModel(new ModelResolver(new Map([['m', { definition }]]), { ...env, ...extra }), 'm', request);
-        expect(viaFetch.response.text).toBe('ok');
-      }
-      expect(replaced.calls).toEqual([`${model.baseURL}/chat/completions`, `${model.baseURL}/chat/completions`]);
+  it("leaves model calls to a fetch someone put in place of Node's (tracing, logging, a mock)", async () => {
+    const model = await new FakeModelServer().start();
+    const replaced = replaceFetch();
+    try {
+      const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL };
+      const { response } = await callModel(new ModelResolver(new Map([['m', { definition }]]), env), 'm', request);
+      expect(response.text).toBe('ok');
+      expect(replaced.calls).toEqual([`${model.baseURL}/chat/completions`]);
+      expect(model.requests).toHaveLength(0);
     } finally {
       replaced.restore();
       await model.stop();
@@ -209,6 +221,19 @@ describe('the model transport', () => {
     expect(rest.join('')).toBe('data: two\n\n');
   });
 
+  it('leaves no listener on the signal of a call once its event stream has ended', async () => {
+    const server = await serve((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: one\n\n');
+    });
+    const signal = new AbortController().signal;
+    for (let i = 0; i < 3; i++) {
+      const response = await modelFetch(`${server.url}/stream`, { method: 'POST', body: '{}', signal });
+      expect(await response.text()).toBe('data: one\n\n');
+    }
+    await expect.poll(() => getEventListeners(signal, 'abort').length).toBe(0);
+  });
+
   it('stops a request when its signal aborts, and times out like the client expects', async () => {
     const server = await serve(() => {
       // Never answers.
@@ -229,8 +254,11 @@ describe('the model transport', () => {
     const timedOut = await provider.complete(request(definition), {}).catch((error: unknown) => error);
     expect(timedOut).toBeInstanceOf(APIConnectionTimeoutError);
     expect((timedOut as { retryable?: boolean }).retryable).toBe(true);
+    const before = server.requests.length;
     const cancel = new AbortController();
     const cancelled = provider.complete(request(definition), { signal: cancel.signal }).catch((error: unknown) => error);
+    // Cancelled once the request is on its way (before, the client stops it itself).
+    await expect.poll(() => server.requests.length).toBe(before + 1);
     cancel.abort();
     expect(await cancelled).toBeInstanceOf(APIUserAbortError);
   });
@@ -274,5 +302,36 @@ describe('the model transport', () => {
     );
     expect((error as Error).message).toBe('fetch failed');
     expect(dropping.requests).toHaveLength(1);
+  });
+
+  it('does not send a request again when the server dropped it while at work (it may have acted on it)', async () => {
+    const served = new WeakMap<Socket, number>();
+    const server = await serve((req, res, socket) => {
+      const count = (served.get(socket) ?? 0) + 1;
+      served.set(socket, count);
+      if (count > 1) setTimeout(() => socket.destroy(), 1_300);
+      else json(res, req);
+    });
+    const provider = new OpenAICompatibleProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, fetch: modelFetch });
+    expect((await provider.complete(request(definition), {})).text).toBe('ok');
+    const { APIConnectionError } = await import('openai');
+    expect(await provider.complete(request(definition), {}).catch((error: unknown) => error)).toBeInstanceOf(APIConnectionError);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('answers a status line with a control character, as fetch does, without its text', async () => {
+    const raw = createNetServer((socket) => {
+      socket.once('data', () =>
+        socket.end('HTTP/1.1 200 O\x01K\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}'),
+      );
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = raw.address() as AddressInfo;
+      const response = await modelFetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' });
+      expect([response.status, response.statusText, await response.json()]).toEqual([200, '', {}]);
+    } finally {
+      await new Promise((resolve) => raw.close(resolve));
+    }
   });
 });
