@@ -21,7 +21,6 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { AgentportError } from '../errors.js';
 
 /** How long an idle connection is kept (undici keeps them 4 s too), unless the server's Keep-Alive hint is shorter. */
 const IDLE_MS = 4_000;
@@ -52,42 +51,17 @@ type Init = NonNullable<Parameters<typeof fetch>[1]>;
 const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
 /**
- * The dispatcher fetch had when this module loaded: Node's own, unless a preload installed another.
- * (Reading `Response` first makes Node load undici, which installs its own.)
+ * Whether model calls may take this path rather than `globalThis.fetch`: not when fetch has been
+ * replaced (a tracing or logging wrapper, a mock) or given a dispatcher of someone else's (undici's
+ * `setGlobalDispatcher`: a proxy, a mock), which were meant to apply to model calls too. Node's own
+ * fetch is the one whose source loads its bundled undici; Node's own dispatcher is an undici `Agent`
+ * (a plain `Agent` someone installed is not told apart from it).
  */
-const dispatcherAtLoad: unknown = Response && (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER];
-
-/** Whether fetch goes through a dispatcher someone installed (a proxy, a mock, other connection settings). */
-function dispatcherInstalled(): boolean {
-  const current = (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER];
-  // Node's own is an undici Agent; a ProxyAgent, EnvHttpProxyAgent or MockAgent installed by a preload is not.
-  return current !== dispatcherAtLoad || (current !== undefined && (current as object).constructor?.name !== 'Agent');
-}
-
-/**
- * Whether `globalThis.fetch` is still Node's own, not a wrapper (tracing, logging, a mock) someone put
- * in its place, whenever they did: Node's is the one whose source loads its bundled undici.
- */
-function nodesOwnFetch(): boolean {
-  return typeof globalThis.fetch === 'function' && Function.prototype.toString.call(globalThis.fetch).includes('internal/deps/undici');
-}
-
-/**
- * Whether model calls should go through `globalThis.fetch` instead: when asked to
- * (`AGENTPORT_MODEL_TRANSPORT=fetch`), when the environment names a proxy, when a dispatcher
- * has been installed for fetch (undici's `setGlobalDispatcher`), and when fetch itself has been
- * replaced: those were meant to apply to model calls too.
- */
-export function modelFetchFor(env: Readonly<Record<string, string | undefined>>): typeof fetch | undefined {
-  const transport = env.AGENTPORT_MODEL_TRANSPORT;
-  if (transport !== undefined && transport !== '' && transport !== 'http' && transport !== 'fetch') {
-    throw new AgentportError('MODEL_CONFIG', `AGENTPORT_MODEL_TRANSPORT must be "http" or "fetch", not "${transport}"`, {
-      variable: 'AGENTPORT_MODEL_TRANSPORT',
-    });
-  }
-  if (transport === 'fetch') return undefined;
-  const proxied = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NODE_USE_ENV_PROXY'].some((name) => env[name]);
-  return proxied || dispatcherInstalled() || !nodesOwnFetch() ? undefined : modelFetch;
+export function modelFetchUsable(): boolean {
+  const nodesFetch =
+    typeof globalThis.fetch === 'function' && Function.prototype.toString.call(globalThis.fetch).includes('internal/deps/undici');
+  const dispatcher = (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER];
+  return nodesFetch && (dispatcher === undefined || (dispatcher as object).constructor?.name === 'Agent');
 }
 
 /** See the module comment. Same contract as `fetch`. */

@@ -12,9 +12,16 @@ export interface OpenAIProviderOptions {
   timeoutMs?: number;
   /** Retries inside the openai client; 0 by default, since callModel retries for every provider. */
   maxRetries?: number;
-  /** The client's fetch (see modelFetch.ts); Node's own when not given. */
+  /**
+   * `http`: requests over node:http (modelFetch.ts), unless fetch has been replaced or given a
+   * dispatcher of someone else's when the client is made; `fetch` (default): `globalThis.fetch`.
+   */
+  transport?: ModelTransport;
+  /** A fetch of the caller's own, in place of the transport's. */
   fetch?: typeof fetch;
 }
+
+export type ModelTransport = 'http' | 'fetch';
 
 type OpenAIClient = import('openai').OpenAI;
 
@@ -78,16 +85,24 @@ export class OpenAICompatibleProvider implements ModelProvider {
     };
   }
 
+  /** The fetch the client gets: the caller's, else the transport's when it can be used, else the client's default. */
+  private async transportFetch(): Promise<typeof fetch | undefined> {
+    if (this.options.fetch) return this.options.fetch;
+    if (this.options.transport !== 'http') return undefined;
+    const { modelFetch, modelFetchUsable } = await import('./modelFetch.js');
+    return modelFetchUsable() ? modelFetch : undefined;
+  }
+
   private getClient(): Promise<OpenAIClient> {
-    // Loaded on the first model call: listing tools never pays for it.
-    this.client ??= import('openai').then(
-      ({ OpenAI }) =>
+    // Loaded on the first model call (the transport too: it loads node:https and zlib): listing tools never pays for it.
+    this.client ??= Promise.all([import('openai'), this.transportFetch()]).then(
+      ([{ OpenAI }, fetch]) =>
         (this.ready = new OpenAI({
           apiKey: this.options.apiKey,
           ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
           ...(this.options.timeoutMs ? { timeout: this.options.timeoutMs } : {}),
           maxRetries: this.options.maxRetries ?? 0,
-          ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+          ...(fetch ? { fetch } : {}),
           // The client's default logger is console, which writes to stdout.
           logger: { error: logToStderr, warn: logToStderr, info: logToStderr, debug: logToStderr },
         })),

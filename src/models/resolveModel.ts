@@ -5,8 +5,7 @@
  */
 import type { ModelDefinition, ModelProvider, ModelRequest } from '../definitions/types.js';
 import { AgentportError } from '../errors.js';
-import { modelFetchFor } from './modelFetch.js';
-import { OpenAICompatibleProvider } from './openaiProvider.js';
+import { OpenAICompatibleProvider, type ModelTransport } from './openaiProvider.js';
 
 export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
 export const BASE_URL_ENV = 'OPENAI_BASE_URL';
@@ -51,12 +50,11 @@ export class ModelResolver {
       );
     }
     const baseURL = definition.baseURL ?? this.env[BASE_URL_ENV];
-    const fetch = modelFetchFor(this.env);
     return new OpenAICompatibleProvider({
       apiKey,
       ...(baseURL ? { baseURL } : {}),
       ...(definition.timeoutMs ? { timeoutMs: definition.timeoutMs } : {}),
-      ...(fetch ? { fetch } : {}),
+      transport: modelTransport(this.env),
     });
   }
 }
@@ -69,4 +67,22 @@ export function modelRequestBase(definition: ModelDefinition): Omit<ModelRequest
     ...(definition.temperature !== undefined ? { temperature: definition.temperature } : {}),
     ...(definition.maxTokens !== undefined ? { max_tokens: definition.maxTokens } : {}),
   };
+}
+
+/** Variables of the environment that name a proxy: they apply to Node's fetch (NODE_USE_ENV_PROXY), not to node:http. */
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NODE_USE_ENV_PROXY'];
+
+/**
+ * How the built-in provider sends its requests (docs/runtime.md, "Models"): `AGENTPORT_MODEL_TRANSPORT`,
+ * `http` unless a proxy is set.
+ */
+export function modelTransport(env: Readonly<Record<string, string | undefined>>): ModelTransport {
+  const asked = env.AGENTPORT_MODEL_TRANSPORT;
+  if (asked !== undefined && asked !== '' && asked !== 'http' && asked !== 'fetch') {
+    throw new AgentportError('MODEL_CONFIG', `AGENTPORT_MODEL_TRANSPORT must be "http" or "fetch", not "${asked}"`, {
+      variable: 'AGENTPORT_MODEL_TRANSPORT',
+    });
+  }
+  if (asked === 'fetch' || PROXY_VARIABLES.some((name) => env[name])) return 'fetch';
+  return 'http';
 }

@@ -10,9 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelDefinition } from '../../src/definitions/types.js';
 import { isAgentportError } from '../../src/errors.js';
 import { callModel } from '../../src/models/callModel.js';
-import { modelFetch, modelFetchFor } from '../../src/models/modelFetch.js';
+import { modelFetch, modelFetchUsable } from '../../src/models/modelFetch.js';
 import { OpenAICompatibleProvider } from '../../src/models/openaiProvider.js';
-import { ModelResolver } from '../../src/models/resolveModel.js';
+import { ModelResolver, modelTransport } from '../../src/models/resolveModel.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 
 const COMPLETION = {
@@ -121,21 +121,25 @@ describe('the model transport', () => {
   });
 
   it('leaves fetch to a dispatcher someone installed, and names AGENTPORT_MODEL_TRANSPORT when its value is wrong', () => {
-    expect(modelFetchFor({})).toBe(modelFetch);
-    expect(modelFetchFor({ AGENTPORT_MODEL_TRANSPORT: 'http' })).toBe(modelFetch);
+    expect(modelFetchUsable()).toBe(true);
     const slot = Symbol.for('undici.globalDispatcher.1');
     const globals = globalThis as Record<symbol, unknown>;
     const own = globals[slot];
     globals[slot] = new (class ProxyAgent {})();
     try {
-      expect(modelFetchFor({})).toBeUndefined();
+      expect(modelFetchUsable()).toBe(false);
     } finally {
       globals[slot] = own;
     }
-    expect(modelFetchFor({})).toBe(modelFetch);
+    expect(modelFetchUsable()).toBe(true);
+    expect([
+      modelTransport({}),
+      modelTransport({ AGENTPORT_MODEL_TRANSPORT: 'http' }),
+      modelTransport({ http_proxy: 'http://p:1' }),
+    ]).toEqual(['http', 'http', 'fetch']);
     let error: unknown;
     try {
-      modelFetchFor({ AGENTPORT_MODEL_TRANSPORT: 'curl' });
+      new ModelResolver(new Map([['m', { definition }]]), { OPENAI_API_KEY: 'k', AGENTPORT_MODEL_TRANSPORT: 'curl' }).resolve('m');
     } catch (caught) {
       error = caught;
     }
