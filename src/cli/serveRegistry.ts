@@ -11,7 +11,7 @@ import { createLazyRegistry } from '../registry/lazyRegistry.js';
 import { displayPath } from '../registry/displayPath.js';
 import { TRANSPILE_CACHE_FOLDER } from '../registry/transpileCacheFolder.js';
 import { damagedLine, readStartupCache, type StartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
-import { startupCacheOf } from '../server/startupCache/build.js';
+import { outsideTheWalk, startupCacheOf } from '../server/startupCache/build.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
 import { stampFile, stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
 import { searchIsOn, type SavedSearchIndex, type ToolSearchSettings } from '../server/toolSearchSurface.js';
@@ -28,6 +28,11 @@ export interface LoadedForServe extends LoadedForCommand {
   savedSearchIndex?: SavedSearchIndex;
   /** The folder's files as they were before it was read (what `--watch` compares against once it watches). */
   stamps: FileStamp[];
+  /**
+   * Files the load read or depended on that the folder's walk does not see (helpers outside it or in a dot-folder,
+   * packages' manifests), by absolute path, as they were when read: `--watch` looks at them too.
+   */
+  dependencies: FileStamp[];
 }
 
 export interface ServeLoadOptions extends DirOptions {
@@ -70,6 +75,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
       tools: cached.tools,
       startupCache: 'hit',
       stamps,
+      dependencies: cached.read,
       ...(cached.id ? { savedSearchIndex: savedSearchIndex(dataDir, cached.id) } : {}),
     };
   }
@@ -83,13 +89,14 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   };
   const full = await loadForCommand(options, { onRead, ...(options.env ? { env: options.env } : {}) });
   const { registry, issues, errors } = full;
-  if (errors.length) return { registry, issues, errors, startupCache: 'miss', stamps };
+  const dependencies = outsideTheWalk(stamps, read);
+  if (errors.length) return { registry, issues, errors, startupCache: 'miss', stamps, dependencies };
   let tools: ExposedTool[];
   try {
     tools = buildToolCatalog(registry);
   } catch {
     // An unreadable icon: the server reports it when it builds the catalogue itself.
-    return { registry, issues, errors, startupCache: 'miss', stamps };
+    return { registry, issues, errors, startupCache: 'miss', stamps, dependencies };
   }
   const content = startupCacheOf(
     registry,
@@ -108,7 +115,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
       );
     }
   }
-  return { registry, issues, errors, tools, startupCache: 'miss', stamps, ...saved };
+  return { registry, issues, errors, tools, startupCache: 'miss', stamps, dependencies, ...saved };
 }
 
 /**

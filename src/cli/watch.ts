@@ -4,11 +4,17 @@
  * what is served (see AgentportServer.replaceRegistry) and a one-line
  * summary is logged; one with errors is reported like at start, and the
  * previous definitions go on being served. Logs go to stderr only.
+ *
+ * The folder is watched for changes (registry/watchFolder.ts). What the last load read that the
+ * folder's watch does not see (a helper outside the folder or in a dot-folder, an imported package's
+ * manifest or install record, stamped as it was read) is looked at every
+ * {@link DEPENDENCY_POLL_MS}: a change there reloads too.
  */
+import { realpathSync } from 'node:fs';
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { AgentportServer } from '../server/createServer.js';
-import type { FileStamp } from '../server/startupCache/stamps.js';
+import { sameFiles, stampFile, type FileStamp } from '../server/startupCache/stamps.js';
 import { describeChange } from '../server/registrySurface.js';
 import { agentsDirOf, dataDirOf, loadForCommand, printIssues, shownPath, type DirOptions } from './context.js';
 
@@ -18,7 +24,14 @@ export interface WatchSettings {
   debounceMs?: number;
   /** The folder's files as serve read them (stamps.ts): an edit made since, before watching began, is reloaded too. */
   loaded?: readonly FileStamp[];
+  /** What serve's load read outside what the folder's watch sees, by absolute path (LoadedForServe.dependencies). */
+  dependencies?: readonly FileStamp[];
+  /** How often those are looked at (default {@link DEPENDENCY_POLL_MS}). */
+  dependencyPollMs?: number;
 }
+
+/** How often the files a load read outside the watched folder are looked at (a stat each). */
+const DEPENDENCY_POLL_MS = 1_000;
 
 export interface AgentsWatch {
   /** Stops watching; resolves once a reload under way has finished. */
@@ -30,10 +43,22 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
   const shown = shownPath(agentsDir);
   const keep = (why: string) => log.warn(`not reloaded: ${why}; still serving the previous definitions`);
 
+  const ignore = [dataDirOf(options)];
+  const { watchFolder, folderWatchSees } = await import('../registry/watchFolder.js');
+  // A file the load names by its real path (jiti follows links) is seen all the same.
+  const seesByPath = folderWatchSees(agentsDir, ignore);
+  const seesByRealPath = folderWatchSees(realOrSame(agentsDir), ignore.map(realOrSame));
+  const sees = (file: string) => seesByPath(file) || seesByRealPath(file);
+  let dependencies: readonly FileStamp[] = settings.dependencies ?? [];
   const reload = async (): Promise<void> => {
     let loaded;
+    const read = new Map<string, FileStamp>();
+    const onRead = (file: string) => {
+      if (!read.has(file) && !sees(file)) read.set(file, stampFile(file));
+    };
     try {
-      loaded = await loadForCommand(options, { fresh: true });
+      loaded = await loadForCommand(options, { fresh: true, onRead });
+      dependencies = [...read.values()];
     } catch (error) {
       // The folder was removed, or holds no definitions any more.
       keep(errorMessage(error));
@@ -75,18 +100,30 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
     })().finally(() => (running = undefined));
   };
 
-  const { watchFolder } = await import('../registry/watchFolder.js');
   const watcher = await watchFolder(agentsDir, schedule, {
-    ignore: [dataDirOf(options)],
+    ignore,
     ...(settings.debounceMs !== undefined ? { debounceMs: settings.debounceMs } : {}),
     ...(settings.loaded !== undefined ? { baseline: settings.loaded } : {}),
     onError: (error) => log.warn(`watching ${shown}: ${error.message}`),
   });
+  const polling = setInterval(() => {
+    if (!running && dependencies.length > 0 && !sameFiles(dependencies)) schedule();
+  }, settings.dependencyPollMs ?? DEPENDENCY_POLL_MS);
+  polling.unref();
   return {
     close: async () => {
       closed = true;
+      clearInterval(polling);
       await watcher.close();
       await running;
     },
   };
+}
+
+function realOrSame(folder: string): string {
+  try {
+    return realpathSync(folder);
+  } catch {
+    return folder;
+  }
 }

@@ -29,6 +29,27 @@ export interface WatchFolderOptions {
   baseline?: readonly FileStamp[];
 }
 
+/** Only folders inside the watched one count: a data folder that holds the agents folder must not hide all of it. */
+function foldersInside(root: string, ignore: readonly string[]): string[] {
+  return ignore.map((folder) => path.resolve(folder)).filter((folder) => folder.startsWith(root + path.sep));
+}
+
+/**
+ * Whether the watch of `dir` sees a file (an absolute path): one inside it, not under a skipped name
+ * (node_modules, dot-folders, dotfiles) nor in one of the `ignore` folders. The folder itself counts as seen.
+ */
+export function folderWatchSees(dir: string, ignore: readonly string[]): (file: string) => boolean {
+  const root = path.resolve(dir);
+  const ignoredFolders = foldersInside(root, ignore);
+  return (file) => {
+    const relative = path.relative(root, file);
+    if (!relative) return true;
+    if (relative.startsWith('..') || path.isAbsolute(relative)) return false;
+    if (relative.split(path.sep).some(isSkippedName)) return false;
+    return !ignoredFolders.some((folder) => file === folder || file.startsWith(folder + path.sep));
+  };
+}
+
 /** Resolves once the folder is being watched (changes made before that are seen only with `baseline`). */
 export async function watchFolder(
   dir: string,
@@ -38,16 +59,10 @@ export async function watchFolder(
   // Loaded only by serve --watch.
   const { watch } = await import('chokidar');
   const root = path.resolve(dir);
-  // Only folders inside the watched one: a data folder that holds the agents folder must not hide all of it.
-  const ignoredFolders = (options.ignore ?? [])
-    .map((folder) => path.resolve(folder))
-    .filter((folder) => folder.startsWith(root + path.sep));
-  const ignored = (file: string): boolean => {
-    const relative = path.relative(root, file);
-    if (!relative || relative.startsWith('..')) return false;
-    if (relative.split(path.sep).some(isSkippedName)) return true;
-    return ignoredFolders.some((folder) => file === folder || file.startsWith(folder + path.sep));
-  };
+  const ignoredFolders = foldersInside(root, options.ignore ?? []);
+  const sees = folderWatchSees(root, options.ignore ?? []);
+  // chokidar asks about the root and what lies under it.
+  const ignored = (file: string): boolean => !sees(file);
   const watcher = watch(root, { ignoreInitial: true, ignored });
   const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   let changed = new Set<string>();

@@ -6,7 +6,7 @@
  * a folder with an error reported on stderr while the previous definitions
  * go on being served.
  */
-import { cpSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -159,6 +159,44 @@ describe('serve --watch over stdio', () => {
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(stderr()).not.toMatch(/\] reloaded /);
     expect(seen).toEqual({ tools: 0, prompts: 0 });
+  });
+
+  it('a helper outside the folder that a definition imports is watched too, after a full load and after a start from the cache', async () => {
+    const dir = copyOfFixture();
+    const helper = path.join(path.dirname(dir), 'shared', 'words.ts');
+    mkdirSync(path.dirname(helper), { recursive: true });
+    writeFileSync(helper, `export const greeting = 'Greets whoever is named.';\n`);
+    edit(path.join(dir, 'prompts', 'greeter.ts'), `toolDescription: 'Greets whoever is named.',`, 'toolDescription: greeting,');
+    edit(
+      path.join(dir, 'prompts', 'greeter.ts'),
+      `import { definePrompt } from 'agentport-mcp';`,
+      `import { definePrompt } from 'agentport-mcp';\nimport { greeting } from '../../shared/words';`,
+    );
+    const dataDir = path.join(path.dirname(dir), 'data');
+    const description = async (client: Client) => (await client.listTools()).tools.find((tool) => tool.name === 'greeter')?.description;
+    for (const [start, words] of [
+      ['a full load', 'Greets everyone by name.'],
+      ['the start-up cache', 'Greets all by name.'],
+    ] as const) {
+      const { client, stderr } = await connectStdio('legacy', {
+        agentsDir: dir,
+        dataDir,
+        args: ['--watch'],
+        env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' },
+      });
+      try {
+        const seen = follow(client);
+        await expect.poll(stderr, POLL).toMatch(/reloading it on changes/);
+        expect(await description(client), start).not.toBe(words);
+        writeFileSync(helper, `export const greeting = '${words}';\n`);
+        await expect.poll(() => seen.tools, POLL).toBe(1);
+        expect(await description(client), start).toBe(words);
+        await expect.poll(stderr, POLL).toMatch(/reloaded .*agents: ~1 changed \(greeter\)/);
+      } finally {
+        await client.close();
+      }
+      expect(existsSync(path.join(dataDir, 'cache', 'catalog-v2.jsonl'))).toBe(true);
+    }
   });
 
   it('a changed description is announced and listed', async () => {

@@ -248,7 +248,11 @@ export function registerServeCommand(program: Command): void {
       }, RECOVERY_DELAY_MS).unref();
       const startWatching = async () => {
         const { watchAgents } = await import('../watch.js');
-        return watchAgents(server, options, { loaded: loaded.stamps, ...(options.exposeUpstream ? { exposeUpstream: true } : {}) });
+        return watchAgents(server, options, {
+          loaded: loaded.stamps,
+          dependencies: loaded.dependencies,
+          ...(options.exposeUpstream ? { exposeUpstream: true } : {}),
+        });
       };
       const graceMs = Number(options.shutdownGrace ?? '10') * 1000;
       if (!(graceMs >= 0)) {

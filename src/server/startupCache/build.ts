@@ -44,15 +44,21 @@ export function startupCacheOf(
       definitions.push([kind, name, at]);
     }
   }
-  // A walked file is known by its stamp, not its path: jiti may name a file by its real path, through the links the
-  // walk's path goes through.
   const walked = new Set(stamps.map(stampKey));
-  const others = new Map([...read].filter(([, stamp]) => !walked.has(stampKey(stamp))));
+  const others = new Map(outsideTheWalk(stamps, read).map((stamp) => [stamp[0], stamp]));
   for (const file of iconFiles(registry)) {
     const stamp = stampFile(file);
     if (!walked.has(stampKey(stamp))) others.set(file, stamp);
   }
   return { files: stamps, read: [...others.values()], definitions, secretNames: secretNamesOf(registry), warnings, tools };
+}
+
+/** The stamps of `read` that are not among the walk's `stamps`: files the load read that the folder's walk does not see. */
+export function outsideTheWalk(stamps: readonly FileStamp[], read: ReadonlyMap<string, FileStamp>): FileStamp[] {
+  // A walked file is known by its stamp, not its path: jiti may name a file by its real path, through the links the
+  // walk's path goes through.
+  const walked = new Set(stamps.map(stampKey));
+  return [...read.values()].filter((stamp) => !walked.has(stampKey(stamp)));
 }
 
 /** The image files prompts and agents name as icons (URLs are no files), by absolute path. */
