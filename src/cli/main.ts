@@ -6,4 +6,6 @@
  */
 import { buildProgram, reportFailure } from './program.js';
 
-buildProgram().parseAsync(process.argv).catch(reportFailure);
+buildProgram(process.argv)
+  .then((program) => program.parseAsync(process.argv))
+  .catch(reportFailure);

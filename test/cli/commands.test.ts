@@ -134,7 +134,18 @@ describe('agentport --help and --version', () => {
     expect(stdout.trim()).toBe(version);
   });
 
-  it.each(['init', 'serve', 'list', 'doctor', 'config'])('has --help for %s', async (command) => {
+  it('lists every command in its help, and suggests one for a mistyped name (a command line loads only the command it names)', async () => {
+    const help = await agentport(['--help']);
+    expect(help.code).toBe(0);
+    const listed = [...help.stdout.matchAll(/^ {2}(\w+) /gm)].map((match) => match[1]);
+    expect(listed).toEqual(['init', 'serve', 'list', 'doctor', 'config', 'pack', 'search', 'run', 'help']);
+    const typo = await agentport(['serv']);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain("error: unknown command 'serv'");
+    expect(typo.stderr).toContain('(Did you mean serve?)');
+  });
+
+  it.each(['init', 'serve', 'list', 'doctor', 'config', 'pack', 'search', 'run'])('has --help for %s', async (command) => {
     const { code, stdout } = await agentport([command, '--help']);
     expect(code).toBe(0);
     expect(stdout).toContain(`Usage: agentport ${command}`);

@@ -118,7 +118,7 @@ async function runInProcess(args: string[], options: CliOptions): Promise<CliRun
     process.exitCode = undefined;
     undo.push(() => (process.exitCode = exitCode));
 
-    const built = buildProgram();
+    const built = await buildProgram(process.argv);
     exitOverride(built);
     try {
       await built.parseAsync(process.argv);
