@@ -52,7 +52,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, fstatSync, fsync, mkdirSync, openSync, readSync, statSync, unlinkSync, writeSync, type Dirent } from 'node:fs';
 import { link as linkFile, mkdir, readdir, readFile, rename, rmdir, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AgentportError } from '../errors.js';
+import { AgentportError, errorMessage, hasCode } from '../errors.js';
 import {
   KeyedQueue,
   writeWaitingAtClose,
@@ -682,7 +682,7 @@ export class FileStore implements Store {
       try {
         packIds = this.packs.threadIds(pack, this.openPack(pack));
       } catch (err) {
-        warn(`skipping the threads of ${this.packs.file(pack)}: ${err instanceof Error ? err.message : String(err)}`);
+        passedOver(`the threads of ${this.packs.file(pack)}`, err);
         continue;
       }
       for (const id of packIds) {
@@ -691,7 +691,7 @@ export class FileStore implements Store {
           const record = await this.loadThread(id, pack);
           if (record !== undefined) packed.push(record);
         } catch (err) {
-          warn(`skipping thread ${id}: ${err instanceof Error ? err.message : String(err)}`);
+          passedOver(`thread ${id}`, err);
         }
       }
     }
@@ -702,7 +702,7 @@ export class FileStore implements Store {
           try {
             return await this.loadThread(id);
           } catch (err) {
-            warn(`skipping thread ${id}: ${err instanceof Error ? err.message : String(err)}`);
+            passedOver(`thread ${id}`, err);
             return undefined;
           }
         }),
@@ -1650,4 +1650,13 @@ async function removeFile(filesDir: string, hostPath: string): Promise<void> {
       break;
     }
   }
+}
+
+/**
+ * What listThreads passes over, said on stderr once: a damaged or newer file's error was said when it was
+ * made, with the file's full path (hostErrors.ts, dataFileError).
+ */
+function passedOver(what: string, err: unknown): void {
+  if (hasCode(err, 'CORRUPT_DATA') || hasCode(err, 'UNSUPPORTED_VERSION')) return;
+  warn(`skipping ${what}: ${errorMessage(err)}`);
 }

@@ -403,6 +403,20 @@ describe('FileStore on disk', () => {
     expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain(`CORRUPT_DATA: ${logOf(dir, t.id)} does not start`);
   });
 
+  it('lists the other threads past a damaged log, saying so once, by its full path', async () => {
+    const store = new FileStore({ dir });
+    const damaged = await store.createThread(OWN_LOG);
+    await store.appendMessage(damaged.id, { role: 'user', content: 'x' });
+    const fine = await store.createThread({ prompt: 'p' });
+    await store.appendMessage(fine.id, { role: 'user', content: 'y' });
+    await store.close();
+    await writeFile(logOf(dir, damaged.id), '{nope\n');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    expect((await new FileStore({ dir }).listThreads()).map((r) => r.id)).toEqual([fine.id]);
+    const lines = stderr.mock.calls.map((c) => String(c[0])).filter((line) => line.includes(damaged.id));
+    expect(lines).toEqual([`agentport: warning: CORRUPT_DATA: ${logOf(dir, damaged.id)} does not start with a valid thread record\n`]);
+  });
+
   it('refuses files written by a newer format version', async () => {
     const store = new FileStore({ dir });
     const t = await store.createThread(OWN_LOG);
