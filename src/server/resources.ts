@@ -190,12 +190,14 @@ export class ThreadResources {
     }
     if (!this.bus.listening) return;
     // Over HTTP, subscribers are told only of their own threads (an id alone must not leak activity).
-    void store
-      .getThread(threadId)
-      .then((thread) => {
+    void store.getThread(threadId).then(
+      (thread) => {
         for (const uri of uris) this.bus.publishFor(ownerOf(thread), { kind: 'resource_updated', uri });
-      })
-      .catch(() => {});
+      },
+      // Whose thread it is cannot be known: nobody is told, rather than everybody.
+      (error: unknown) =>
+        log.warn(`resource updates of thread ${threadId} not sent: its record could not be read (${errorMessage(error)})`),
+    );
   }
 }
 
