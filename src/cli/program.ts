@@ -32,9 +32,10 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
 };
 
 /**
- * The program for a command line (`argv` as in process.argv). A command line that names a command gets that
- * command alone, help and errors included: a server's start then loads no other command's code (about 7 ms of
- * a 200 ms start). Any other (no command, `help`, a mistyped name that gets a suggestion) gets them all.
+ * The program for a command line (`argv` as in process.argv). A command line that starts with a command's name
+ * gets that command alone, its help and errors included: a server's start then loads no other command's code.
+ * Any other (no command, an option first such as `-h serve`, `help`, a mistyped name that gets a suggestion) gets
+ * them all.
  */
 export async function buildProgram(argv: readonly string[] = process.argv): Promise<import('commander').Command> {
   const program = new Command()
@@ -42,9 +43,8 @@ export async function buildProgram(argv: readonly string[] = process.argv): Prom
     .description('Serve the prompts and agents in an agents/ folder as MCP tools.')
     .version(VERSION, '-v, --version')
     .showHelpAfterError();
-  // The program's own options take no value: the first argument that is not an option names the command.
-  const named = argv.slice(2).find((arg) => !arg.startsWith('-'));
-  const wanted = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
+  const first = argv[2];
+  const wanted = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
   for (const register of await Promise.all(wanted.map((name) => COMMANDS[name]!()))) register(program);
   return program;
 }

@@ -14,6 +14,7 @@ import { realpathSync } from 'node:fs';
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { AgentportServer } from '../server/createServer.js';
+import { iconFiles } from '../server/startupCache/build.js';
 import { sameFiles, stampFile, type FileStamp } from '../server/startupCache/stamps.js';
 import { describeChange } from '../server/registrySurface.js';
 import { agentsDirOf, dataDirOf, loadForCommand, printIssues, shownPath, type DirOptions } from './context.js';
@@ -49,7 +50,8 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
   const seesByPath = folderWatchSees(agentsDir, ignore);
   const seesByRealPath = folderWatchSees(realOrSame(agentsDir), ignore.map(realOrSame));
   const sees = (file: string) => seesByPath(file) || seesByRealPath(file);
-  let dependencies: readonly FileStamp[] = settings.dependencies ?? [];
+  // What the folder's watch sees is left to it: looked at twice, one edit could reload twice.
+  let dependencies: readonly FileStamp[] = (settings.dependencies ?? []).filter(([file]) => !sees(file));
   const reload = async (): Promise<void> => {
     let loaded;
     const read = new Map<string, FileStamp>();
@@ -58,12 +60,16 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
     };
     try {
       loaded = await loadForCommand(options, { fresh: true, onRead });
-      dependencies = [...read.values()];
     } catch (error) {
-      // The folder was removed, or holds no definitions any more.
+      // The folder was removed, or holds no definitions any more. What was read is what to look at now; with
+      // nothing read, the same files as before, as they are now (else their change would reload again every poll).
+      dependencies = read.size > 0 ? [...read.values()] : dependencies.map(([file]) => stampFile(file));
       keep(errorMessage(error));
       return;
     }
+    // Icons are read when the catalogue is built, not by the load: looked at too, as the start-up cache does.
+    for (const file of iconFiles(loaded.registry)) if (!read.has(file) && !sees(file)) read.set(file, stampFile(file));
+    dependencies = [...read.values()];
     const { hideDeclaredSecrets } = await import('../runtime/variables/declaredSecrets.js');
     hideDeclaredSecrets(loaded.registry, process.env);
     printIssues(loaded.issues);
@@ -107,7 +113,9 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
     onError: (error) => log.warn(`watching ${shown}: ${error.message}`),
   });
   const polling = setInterval(() => {
-    if (!running && dependencies.length > 0 && !sameFiles(dependencies)) schedule();
+    if (running || dependencies.length === 0 || sameFiles(dependencies)) return;
+    // Through the folder's quiet time: an install still writing, or an edit chokidar also reports, is one reload.
+    watcher.changed(dependencies.filter((stamp) => !sameFiles([stamp])).map(([file]) => file));
   }, settings.dependencyPollMs ?? DEPENDENCY_POLL_MS);
   polling.unref();
   return {

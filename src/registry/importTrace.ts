@@ -111,6 +111,10 @@ export class ImportTrace {
       this.resolved.set(key, file);
     }
     if (file !== undefined) this.reached(file);
+    // A file that is not there yet (the load fails on it): the files it could be are told, as absent, so that creating
+    // it counts as a change (serve --watch reloads; a cache made meanwhile is stale).
+    else if (/^\.{1,2}(?:\/|$)/.test(specifier) || path.isAbsolute(specifier))
+      for (const candidate of candidatesOf(path.resolve(path.dirname(from), specifier))) this.onRead(candidate);
   }
 
   /** A file an import leads to: told and followed, unless the loader transpiles it (and so reports it itself) or it is a package's. */
@@ -190,4 +194,12 @@ function isFile(file: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The extensions a loader tries for a specifier that names none (jiti's, TypeScript's and Node's together). */
+const TRIED_EXTENSIONS = ['', '.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs', '.json'];
+
+/** The files a relative or absolute specifier that did not resolve could name, once created. */
+function candidatesOf(target: string): string[] {
+  return [...TRIED_EXTENSIONS.map((ext) => `${target}${ext}`), ...TRIED_EXTENSIONS.slice(1).map((ext) => path.join(target, `index${ext}`))];
 }

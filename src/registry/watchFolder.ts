@@ -13,6 +13,8 @@ import { isSkippedName } from './folderWalk.js';
 const DEFAULT_DEBOUNCE_MS = 150;
 
 export interface FolderWatcher {
+  /** Changes found by other means (files outside the folder): they wait out the same quiet time as the folder's. */
+  changed(paths: readonly string[]): void;
   close(): Promise<void>;
 }
 
@@ -67,15 +69,16 @@ export async function watchFolder(
   const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   let changed = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
-  watcher.on('all', (_event, file) => {
-    changed.add(file);
+  const note = (files: readonly string[]) => {
+    for (const file of files) changed.add(file);
     clearTimeout(timer);
     timer = setTimeout(() => {
       const paths = [...changed];
       changed = new Set();
       onChange(paths);
     }, debounceMs);
-  });
+  };
+  watcher.on('all', (_event, file) => note([file]));
   watcher.on('error', (error) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   if (options.baseline !== undefined) {
@@ -83,6 +86,7 @@ export async function watchFolder(
     if (missed.length > 0 && changed.size === 0 && timer === undefined) onChange(missed);
   }
   return {
+    changed: note,
     close: async () => {
       clearTimeout(timer);
       await watcher.close();

@@ -139,10 +139,26 @@ describe('agentport --help and --version', () => {
     expect(help.code).toBe(0);
     const listed = [...help.stdout.matchAll(/^ {2}(\w+) /gm)].map((match) => match[1]);
     expect(listed).toEqual(['init', 'serve', 'list', 'doctor', 'config', 'pack', 'search', 'run', 'help']);
+    for (const helpFirst of [
+      ['-h', 'serve'],
+      ['--help', 'list'],
+    ]) {
+      const { stdout } = await agentport(helpFirst);
+      expect([...stdout.matchAll(/^ {2}(\w+) /gm)].map((match) => match[1])).toEqual(listed);
+    }
     const typo = await agentport(['serv']);
     expect(typo.code).toBe(1);
     expect(typo.stderr).toContain("error: unknown command 'serv'");
     expect(typo.stderr).toContain('(Did you mean serve?)');
+  });
+
+  it('builds only the command a command line starts with', async () => {
+    const { buildProgram } = await import('../../src/cli/program.js');
+    const names = async (...args: string[]) => (await buildProgram(['node', 'agentport', ...args])).commands.map((c) => c.name());
+    expect(await names('serve', '--dir', 'x')).toEqual(['serve']);
+    expect(await names('run', 'p', '--arg', 'serve')).toEqual(['run']);
+    const all = ['init', 'serve', 'list', 'doctor', 'config', 'pack', 'search', 'run'];
+    for (const args of [[], ['-h', 'serve'], ['help', 'serve'], ['serv']]) expect(await names(...args)).toEqual(all);
   });
 
   it.each(['init', 'serve', 'list', 'doctor', 'config', 'pack', 'search', 'run'])('has --help for %s', async (command) => {

@@ -163,40 +163,63 @@ describe('serve --watch over stdio', () => {
 
   it('a helper outside the folder that a definition imports is watched too, after a full load and after a start from the cache', async () => {
     const dir = copyOfFixture();
-    const helper = path.join(path.dirname(dir), 'shared', 'words.ts');
+    const root = path.dirname(dir);
+    const helper = path.join(root, 'shared', 'words.ts');
+    const marker = path.join(root, 'greeter-imported');
     mkdirSync(path.dirname(helper), { recursive: true });
     writeFileSync(helper, `export const greeting = 'Greets whoever is named.';\n`);
-    edit(path.join(dir, 'prompts', 'greeter.ts'), `toolDescription: 'Greets whoever is named.',`, 'toolDescription: greeting,');
+    const greeter = path.join(dir, 'prompts', 'greeter.ts');
+    edit(greeter, `toolDescription: 'Greets whoever is named.',`, 'toolDescription: greeting,');
     edit(
-      path.join(dir, 'prompts', 'greeter.ts'),
+      greeter,
       `import { definePrompt } from 'agentport-mcp';`,
-      `import { definePrompt } from 'agentport-mcp';\nimport { greeting } from '../../shared/words';`,
+      `import { writeFileSync } from 'node:fs';\nimport { definePrompt } from 'agentport-mcp';\nimport { greeting } from '../../shared/words';\nwriteFileSync(${JSON.stringify(marker)}, 'imported');`,
     );
-    const dataDir = path.join(path.dirname(dir), 'data');
+    const dataDir = path.join(root, 'data');
+    const env = { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' };
     const description = async (client: Client) => (await client.listTools()).tools.find((tool) => tool.name === 'greeter')?.description;
-    for (const [start, words] of [
-      ['a full load', 'Greets everyone by name.'],
-      ['the start-up cache', 'Greets all by name.'],
-    ] as const) {
-      const { client, stderr } = await connectStdio('legacy', {
-        agentsDir: dir,
-        dataDir,
-        args: ['--watch'],
-        env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' },
-      });
+    const watchAndEdit = async (words: string) => {
+      const { client, stderr } = await connectStdio('legacy', { agentsDir: dir, dataDir, args: ['--watch'], env });
       try {
         const seen = follow(client);
         await expect.poll(stderr, POLL).toMatch(/reloading it on changes/);
-        expect(await description(client), start).not.toBe(words);
+        const importedAtStart = existsSync(marker);
         writeFileSync(helper, `export const greeting = '${words}';\n`);
         await expect.poll(() => seen.tools, POLL).toBe(1);
-        expect(await description(client), start).toBe(words);
+        expect(await description(client)).toBe(words);
         await expect.poll(stderr, POLL).toMatch(/reloaded .*agents: ~1 changed \(greeter\)/);
+        return importedAtStart;
       } finally {
         await client.close();
       }
-      expect(existsSync(path.join(dataDir, 'cache', 'catalog-v2.jsonl'))).toBe(true);
-    }
+    };
+    // A full load (no cache yet): the helper's stamp comes from the load.
+    expect(await watchAndEdit('Greets everyone by name.')).toBe(true);
+    // A start that saves the cache for the folder as it is now, then one from that cache (the greeter is not imported).
+    const saving = await connectStdio('legacy', { agentsDir: dir, dataDir, env });
+    expect(await description(saving.client)).toBe('Greets everyone by name.');
+    await saving.client.close();
+    rmSync(marker);
+    expect(await watchAndEdit('Greets all, always by name.')).toBe(false);
+  });
+
+  it('a helper created after a reload failed for want of it is picked up', async () => {
+    const served = await serveStdio();
+    const helper = path.join(path.dirname(served.dir), 'shared', 'later.ts');
+    const greeter = path.join(served.dir, 'prompts', 'greeter.ts');
+    edit(greeter, `toolDescription: 'Greets whoever is named.',`, 'toolDescription: later,');
+    edit(
+      greeter,
+      `import { definePrompt } from 'agentport-mcp';`,
+      `import { definePrompt } from 'agentport-mcp';\nimport { later } from '../../shared/later';`,
+    );
+    await expect.poll(served.stderr, POLL).toMatch(/not reloaded: 1 error\(s\)/);
+    mkdirSync(path.dirname(helper), { recursive: true });
+    writeFileSync(helper, `export const later = 'Greets, once its words exist.';\n`);
+    await expect.poll(() => served.seen.tools, POLL).toBe(1);
+    expect((await served.client.listTools()).tools.find((tool) => tool.name === 'greeter')?.description).toBe(
+      'Greets, once its words exist.',
+    );
   });
 
   it('a changed description is announced and listed', async () => {

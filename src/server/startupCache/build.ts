@@ -62,7 +62,7 @@ export function outsideTheWalk(stamps: readonly FileStamp[], read: ReadonlyMap<s
 }
 
 /** The image files prompts and agents name as icons (URLs are no files), by absolute path. */
-function iconFiles(registry: Registry): string[] {
+export function iconFiles(registry: Registry): string[] {
   const icons = [...registry.prompts.values(), ...registry.agents.values()].map((entry) => entry.definition.icon);
   // A URL has a scheme; a Windows drive letter is no scheme (icons.ts).
   const isFile = (icon: string | undefined): icon is string =>
