@@ -2,9 +2,14 @@
  * The built-in provider's HTTP transport (src/models/modelFetch.ts): model calls over node:http
  * with kept-alive connections, behaving as fetch does for everything the openai client relies on.
  */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { getEventListeners } from 'node:events';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelDefinition } from '../../src/definitions/types.js';
@@ -14,6 +19,7 @@ import { modelFetch, modelFetchUsable } from '../../src/models/modelFetch.js';
 import { OpenAICompatibleProvider } from '../../src/models/openaiProvider.js';
 import { ModelResolver, modelTransport } from '../../src/models/resolveModel.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
+import { FIXTURES, REPO_ROOT } from '../support/paths.js';
 
 const COMPLETION = {
   id: 'c',
@@ -145,6 +151,36 @@ describe('the model transport', () => {
     }
     expect(isAgentportError(error) && error.code).toBe('MODEL_CONFIG');
     expect((error as Error).message).toContain('AGENTPORT_MODEL_TRANSPORT must be "http" or "fetch", not "curl"');
+  });
+
+  it('speaks HTTPS: trusts what Node trusts (NODE_EXTRA_CA_CERTS included) and fails like fetch on a certificate it does not', async () => {
+    const tls = path.join(FIXTURES, 'tls');
+    const secure = createHttpsServer(
+      { key: readFileSync(path.join(tls, 'key.pem')), cert: readFileSync(path.join(tls, 'cert.pem')) },
+      (req, res) => json(res, req),
+    );
+    await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://127.0.0.1:${(secure.address() as AddressInfo).port}/v1/chat/completions`;
+      const refused = await modelFetch(url, { method: 'POST', body: '{}' }).catch((error: unknown) => error);
+      expect((refused as Error).message).toBe('fetch failed');
+      expect(((refused as Error).cause as { code?: string }).code).toBe('DEPTH_ZERO_SELF_SIGNED_CERT');
+      // Node reads NODE_EXTRA_CA_CERTS when it starts: a process of its own, on the built module.
+      const script = `const { modelFetch } = await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, 'dist', 'models', 'modelFetch.js')).href)});
+const response = await modelFetch(${JSON.stringify(url)}, { method: 'POST', body: '{}' });
+process.stdout.write(JSON.stringify({ status: response.status, body: await response.json() }));`;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(tls, 'cert.pem') },
+      });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      expect(await new Promise((resolve) => child.once('exit', resolve)), out).toBe(0);
+      expect(JSON.parse(out)).toEqual({ status: 200, body: COMPLETION });
+    } finally {
+      secure.closeAllConnections();
+      await new Promise((resolve) => secure.close(resolve));
+    }
   });
 
   it('keeps one connection for calls one after another', async () => {
