@@ -1,6 +1,7 @@
 /**
- * The `fetch` the built-in provider hands the `openai` client: one request over node:http or
- * node:https on a kept-alive connection, answered with a standard `Response`.
+ * The `fetch` the built-in provider hands the `openai` client (and upstream/transport.ts the MCP
+ * client of a server over HTTP): one request over node:http or node:https on a kept-alive
+ * connection, answered with a standard `Response`.
  *
  * Node's own fetch builds WHATWG streams, a Request, Headers and abort plumbing around every
  * request: a model call through it costs about 100 µs more CPU than this way (docs/benchmarks.md,

@@ -36,7 +36,11 @@ export async function createClient(
     },
   );
   if (config.transport === 'http') {
-    const transport = new sdk.StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+    const fetch = await leanFetch();
+    const transport = new sdk.StreamableHTTPClientTransport(new URL(config.url), {
+      requestInit: { headers: config.headers },
+      ...(fetch ? { fetch } : {}),
+    });
     return { client, transport };
   }
   const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/client/stdio');
@@ -50,4 +54,25 @@ export async function createClient(
   });
   transport.stderr?.on('data', (chunk: Buffer) => handlers.onStderr(chunk.toString()));
   return { client, transport };
+}
+
+/**
+ * The fetch upstream servers are reached with: the model calls' transport (models/modelFetch.ts), which costs
+ * less CPU per request than Node's fetch and leaves no listener on the session's signal (Node's fetch leaves
+ * one per request until it is garbage-collected, which warns past 1,500), unless model calls are to use
+ * Node's fetch (AGENTPORT_MODEL_TRANSPORT=fetch, a proxy, a replaced fetch or dispatcher): then so do these.
+ */
+async function leanFetch(): Promise<typeof fetch | undefined> {
+  const [{ modelTransport }, { modelFetch, modelFetchUsable }] = await Promise.all([
+    import('../models/resolveModel.js'),
+    import('../models/modelFetch.js'),
+  ]);
+  let transport: string;
+  try {
+    transport = modelTransport(process.env);
+  } catch {
+    // A wrong AGENTPORT_MODEL_TRANSPORT is reported by the model calls it is for.
+    transport = 'fetch';
+  }
+  return transport === 'http' && modelFetchUsable() ? modelFetch : undefined;
 }

@@ -140,6 +140,16 @@ describe('serve --expose-upstream', () => {
     expect(messages).toEqual(['upstream step 1 of 2', 'upstream step 2 of 2']);
   });
 
+  it('[UP-3] forwards progress from a server over HTTP, sent as an event stream in its answer', async () => {
+    const messages: string[] = [];
+    const result = await client.callTool(
+      { name: 'web__progress_steps', arguments: { steps: 3 } },
+      { onprogress: (p: { message?: string }) => p.message && messages.push(p.message) },
+    );
+    expect(textOf(result)).toBe('finished 3 steps');
+    expect(messages).toEqual(['upstream step 1 of 3', 'upstream step 2 of 3', 'upstream step 3 of 3']);
+  });
+
   it('[UP-2] [UP-4] the search index follows an upstream list change', async () => {
     const before = await client.callTool({ name: 'tool_search', arguments: { query: 'select:fx__added_later' } });
     expect((before.structuredContent as { tools: string[] }).tools).toEqual([]);
