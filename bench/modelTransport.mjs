@@ -6,22 +6,15 @@
 // Settings (environment): BENCH_ROUNDS (5), BENCH_CALLS (3000 per turn).
 import path from 'node:path';
 import OpenAI from 'openai';
-import { ROOT, fakeModelServer, machine, median } from './support.mjs';
+import { ROOT, machine, median } from './support.mjs';
 import { spawn } from 'node:child_process';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 
-async function modelServerProcess() {
-  const model = await fakeModelServer();
-  model.answerWith(() => ({ text: 'ok' }));
-  setInterval(() => (model.requests.length = 0), 1000).unref();
-  process.stdout.write(`model at ${model.baseURL}\n`);
-  process.once('SIGTERM', () => void model.stop().then(() => process.exit(0)));
-}
-
 export async function run() {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bench', 'modelTransport.mjs'), '--model-server'], {
+  // The scripted model server of the HTTP benchmark, in a process of its own.
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench', 'httpThroughput.mjs'), '--model-server'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
@@ -90,5 +83,4 @@ export async function run() {
   }
 }
 
-if (process.argv[2] === '--model-server') await modelServerProcess();
-else if (import.meta.url === `file://${process.argv[1]}`) console.log(await run());
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await run());

@@ -113,9 +113,10 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
     onError: (error) => log.warn(`watching ${shown}: ${error.message}`),
   });
   const polling = setInterval(() => {
-    if (running || dependencies.length === 0 || sameFiles(dependencies)) return;
+    if (running) return;
+    const moved = dependencies.filter((stamp) => !sameFiles([stamp]));
     // Through the folder's quiet time: an install still writing, or an edit chokidar also reports, is one reload.
-    watcher.changed(dependencies.filter((stamp) => !sameFiles([stamp])).map(([file]) => file));
+    if (moved.length > 0) watcher.changed(moved.map(([file]) => file));
   }, settings.dependencyPollMs ?? DEPENDENCY_POLL_MS);
   polling.unref();
   return {

@@ -22,6 +22,7 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import type { ModelTransport } from './openaiProvider.js';
 
 /** How long an idle connection is kept (undici keeps them 4 s too), unless the server's Keep-Alive hint is shorter. */
 const IDLE_MS = 4_000;
@@ -63,6 +64,11 @@ export function modelFetchUsable(): boolean {
     typeof globalThis.fetch === 'function' && Function.prototype.toString.call(globalThis.fetch).includes('internal/deps/undici');
   const dispatcher = (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER];
   return nodesFetch && (dispatcher === undefined || (dispatcher as object).constructor?.name === 'Agent');
+}
+
+/** The fetch to give a client whose requests go by `transport`: this one, unless fetch is to be used, or must be. */
+export function modelFetchFor(transport: ModelTransport): typeof fetch | undefined {
+  return transport === 'http' && modelFetchUsable() ? modelFetch : undefined;
 }
 
 /** See the module comment. Same contract as `fetch`. */

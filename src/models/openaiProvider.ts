@@ -89,8 +89,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
   private async transportFetch(): Promise<typeof fetch | undefined> {
     if (this.options.fetch) return this.options.fetch;
     if (this.options.transport !== 'http') return undefined;
-    const { modelFetch, modelFetchUsable } = await import('./modelFetch.js');
-    return modelFetchUsable() ? modelFetch : undefined;
+    return (await import('./modelFetch.js')).modelFetchFor('http');
   }
 
   private getClient(): Promise<OpenAIClient> {

@@ -63,16 +63,14 @@ export async function createClient(
  * Node's fetch (AGENTPORT_MODEL_TRANSPORT=fetch, a proxy, a replaced fetch or dispatcher): then so do these.
  */
 async function leanFetch(): Promise<typeof fetch | undefined> {
-  const [{ modelTransport }, { modelFetch, modelFetchUsable }] = await Promise.all([
+  const [{ modelTransport }, { modelFetchFor }] = await Promise.all([
     import('../models/resolveModel.js'),
     import('../models/modelFetch.js'),
   ]);
-  let transport: string;
   try {
-    transport = modelTransport(process.env);
+    return modelFetchFor(modelTransport(process.env));
   } catch {
     // A wrong AGENTPORT_MODEL_TRANSPORT is reported by the model calls it is for.
-    transport = 'fetch';
+    return undefined;
   }
-  return transport === 'http' && modelFetchUsable() ? modelFetch : undefined;
 }
