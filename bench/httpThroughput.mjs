@@ -14,7 +14,7 @@
 // a --cpu-prof profile of each server process there).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -55,6 +55,36 @@ function cpuMs(pid) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * User + system CPU milliseconds PostgreSQL's processes on this machine have used so far (Linux; undefined
+ * elsewhere). Every postgres process counts, its background writers included: on this machine they share the
+ * cores with everything else.
+ */
+function databaseCpuMs() {
+  let total = 0;
+  let seen = false;
+  let entries;
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    total += (Number(fields[11]) + Number(fields[12])) * 10;
+    seen = true;
+  }
+  return seen ? total : undefined;
 }
 
 /** Spawns a process and waits for the line announcing its URL. */
@@ -146,7 +176,12 @@ async function turn(server, clients, model) {
       first = false;
     }
   };
-  const cpu = () => ({ server: cpuMs(server.pid), model: cpuMs(model.pid), bench: process.cpuUsage() });
+  const cpu = () => ({
+    server: cpuMs(server.pid),
+    model: cpuMs(model.pid),
+    database: server.name === 'postgres' ? databaseCpuMs() : undefined,
+    bench: process.cpuUsage(),
+  });
   const used = (before, after, key) => (before[key] === undefined || after[key] === undefined ? undefined : after[key] - before[key]);
   let window;
   const timing = (async () => {
@@ -161,7 +196,13 @@ async function turn(server, clients, model) {
     const ms = performance.now() - started;
     const after = cpu();
     const bench = process.cpuUsage(before.bench);
-    window = { ms, server: used(before, after, 'server'), model: used(before, after, 'model'), bench: (bench.user + bench.system) / 1000 };
+    window = {
+      ms,
+      server: used(before, after, 'server'),
+      model: used(before, after, 'model'),
+      database: used(before, after, 'database'),
+      bench: (bench.user + bench.system) / 1000,
+    };
   })();
   await Promise.all([
     timing,
@@ -182,6 +223,7 @@ async function turn(server, clients, model) {
     p99: percentile(latencies, 99),
     serverCpuPerCall: window.server === undefined || calls === 0 ? undefined : window.server / calls,
     serverCpuShare: share(window.server),
+    databaseCpuPerCall: window.database === undefined || calls === 0 ? undefined : window.database / calls,
     benchCpuShare: share(window.bench),
     modelCpuShare: share(window.model),
   };
@@ -281,7 +323,7 @@ export async function run() {
           const result = await turn(server, sessions.get(server.name).slice(0, n), model);
           results.get(server.name).get(n).push(result);
           process.stderr.write(
-            `httpThroughput: round ${round + 1}/${ROUNDS}, ${n} callers, ${server.name}: ${result.callsPerSecond.toFixed(0)} calls/s (${result.calls} calls), p50 ${fmt(result.p50)} ms, CPU server ${pct(result.serverCpuShare)} callers ${pct(result.benchCpuShare)} model ${pct(result.modelCpuShare)}\n`,
+            `httpThroughput: round ${round + 1}/${ROUNDS}, ${n} callers, ${server.name}: ${result.callsPerSecond.toFixed(0)} calls/s (${result.calls} calls), p50 ${fmt(result.p50)} ms, CPU server ${pct(result.serverCpuShare)}${result.databaseCpuPerCall === undefined ? '' : ` (database ${fmt(result.databaseCpuPerCall)} ms a call)`} callers ${pct(result.benchCpuShare)} model ${pct(result.modelCpuShare)}\n`,
           );
         }
       }
@@ -310,11 +352,15 @@ function report(servers, results, notes) {
   };
   const rows = [];
   const benchShares = [];
+  const databaseCpu = [];
   for (const n of CALLERS) {
     const bare = results.get('bare').get(n);
     for (const server of servers) {
       const rounds = results.get(server.name).get(n);
       benchShares.push(...rounds.map((r) => r.benchCpuShare));
+      if (rounds.every((r) => r.databaseCpuPerCall !== undefined) && rounds.length > 0) {
+        databaseCpu.push(`${fmt(median(rounds.map((r) => r.databaseCpuPerCall)))} ms at ${n} callers`);
+      }
       const cpu = rounds.every((r) => r.serverCpuPerCall !== undefined) ? fmt(median(rounds.map((r) => r.serverCpuPerCall))) : '—';
       // Each round's agentport figure against the bare server's in the same round.
       const ratio = median(rounds.map((r, i) => r.callsPerSecond / bare[i].callsPerSecond));
@@ -338,7 +384,7 @@ function report(servers, results, notes) {
     `then take turns: ${seconds(DURATION_MS)} measured after ${seconds(WARMUP_MS)} of warm-up each, ${ROUNDS} rounds, the order rotating.`,
     "Figures are medians over rounds; the ratio is the median of each round's calls/s against the bare server's in",
     "the same round. Server CPU is the server process's user + system time per call, from /proc (PostgreSQL's own",
-    'processes not included).',
+    'processes not included: their CPU per call is given below the table).',
     '',
     '| callers | server | calls/s | p50 ms | p99 ms | server CPU ms per call | ratio to bare | target |',
     '|---|---|---|---|---|---|---|---|',
@@ -346,6 +392,9 @@ function report(servers, results, notes) {
     '',
     `The callers' own process used ${(median(benchShares) * 100).toFixed(0)}% of a core (median over turns): on a machine with few cores`,
     'the client, the model server and the server under test share them, so compare the server CPU per call as well.',
+    ...(databaseCpu.length
+      ? [`PostgreSQL's processes (all of them on this machine) used, a call: ${databaseCpu.join(', ')} (medians over rounds).`]
+      : []),
     ...(notes.length ? ['', ...notes] : []),
   ].join('\n');
 }

@@ -6,6 +6,7 @@
 import { AgentportError } from '../errors.js';
 import { log } from '../log.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './postgres/schemaName.js';
+import { SYNCHRONOUS_COMMIT_VALUES, type SynchronousCommit } from './postgres/synchronousCommit.js';
 import type { Store } from './types.js';
 
 const STORE_KINDS = ['file', 'memory', 'postgres'] as const;
@@ -23,6 +24,8 @@ export interface StoreChoice {
   fsyncWithinMs?: number;
   /** PostgreSQL: AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS. */
   statementTimeoutMs?: number;
+  /** PostgreSQL: AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT. */
+  synchronousCommit?: SynchronousCommit;
 }
 
 /** The store flags of `serve` and `run`; each falls back to its variable of the environment. */
@@ -80,6 +83,16 @@ export function chooseStore(flags: StoreFlags, dataDir: string, env: NodeJS.Proc
   }
   const statementTimeoutMs = millisecondsFrom(env, 'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS', 'for no limit');
   if (statementTimeoutMs !== undefined) choice.statementTimeoutMs = statementTimeoutMs;
+  const synchronousCommit = env.AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT;
+  if (synchronousCommit) {
+    if (!(SYNCHRONOUS_COMMIT_VALUES as readonly string[]).includes(synchronousCommit)) {
+      throw new AgentportError(
+        'INVALID_ARGUMENTS',
+        `AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT must be one of ${SYNCHRONOUS_COMMIT_VALUES.join(', ')}, got "${synchronousCommit}"`,
+      );
+    }
+    choice.synchronousCommit = synchronousCommit as SynchronousCommit;
+  }
   return choice;
 }
 
@@ -124,6 +137,7 @@ function warnUnusedSettings(choice: StoreChoice, env: NodeJS.ProcessEnv): void {
     choice.databaseUrl !== undefined ? 'the database URL' : undefined,
     choice.databaseSchema !== undefined ? 'the database schema' : undefined,
     env.AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS ? 'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS' : undefined,
+    env.AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT ? 'AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT' : undefined,
   ].filter((setting) => setting !== undefined);
   if (given.length) log.warn(`${given.join(', ')} ignored: the ${choice.kind} store has no database (--store postgres uses them)`);
 }
@@ -145,6 +159,7 @@ export async function openStore(choice: StoreChoice): Promise<Store> {
         url: choice.databaseUrl!,
         keyDir: choice.dataDir,
         ...(choice.statementTimeoutMs !== undefined ? { statementTimeoutMs: choice.statementTimeoutMs } : {}),
+        ...(choice.synchronousCommit !== undefined ? { synchronousCommit: choice.synchronousCommit } : {}),
         ...(choice.databaseSchema ? { schema: choice.databaseSchema } : {}),
       });
       await store.open();

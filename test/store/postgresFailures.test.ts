@@ -60,6 +60,7 @@ describe('PostgreSQL failures', () => {
       const store = await openStore(
         chooseStore({ store: 'memory', databaseUrl: 'postgres://db.internal/agentport' }, '.agentport', {
           AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS: '5000',
+          AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT: 'on',
         }),
       );
       await store.close?.();
@@ -68,6 +69,8 @@ describe('PostgreSQL failures', () => {
       stderr.mockRestore();
     }
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain('the database URL, AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS ignored: the memory store has no database');
+    expect(lines[0]).toContain(
+      'the database URL, AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS, AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT ignored: the memory store has no database',
+    );
   });
 });

@@ -355,6 +355,46 @@ describe.runIf(reachable)('PostgresStore', () => {
       await updateWhileRowHeld(new PostgresStore({ url, schema: limited, secretKey: KEY, statementTimeoutMs: 600_000 }), limited);
     });
 
+    /** The `synchronous_commit` a store's query connections run with (the pool is private: read through it). */
+    async function commitSetting(store: PostgresStore): Promise<string> {
+      const pool = (store as unknown as { pool: pg.Pool }).pool;
+      const { rows } = await pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+      return rows[0]!.synchronous_commit;
+    }
+
+    it('[ST-2] commits without waiting for the flush by default, and waits when told to', async () => {
+      const schema = freshSchema();
+      const byDefault = new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY });
+      const waiting = new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY, synchronousCommit: 'on' });
+      try {
+        await byDefault.open();
+        await waiting.open();
+        expect(await commitSetting(byDefault)).toBe('off');
+        expect(await commitSetting(waiting)).toBe('on');
+        // Written by one, read by the other at once: an unflushed commit is visible to every connection.
+        const thread = await byDefault.createThread({ prompt: 'p' });
+        await byDefault.appendMessage(thread.id, { role: 'user', content: 'kept' });
+        expect((await waiting.listMessages(thread.id)).map((m) => m.content)).toEqual(['kept']);
+      } finally {
+        await Promise.all([byDefault.close(), waiting.close()]);
+        await dropSchema(schema);
+      }
+    });
+
+    it("[ST-2] 'server' leaves the setting of the URL (or the role, or the database) alone", async () => {
+      const schema = freshSchema();
+      const url = `${databaseUrl()}${databaseUrl().includes('?') ? '&' : '?'}options=${encodeURIComponent('-c synchronous_commit=local')}`;
+      const left = new PostgresStore({ url, schema, secretKey: KEY, synchronousCommit: 'server' });
+      const set = new PostgresStore({ url, schema, secretKey: KEY });
+      try {
+        expect(await commitSetting(left)).toBe('local');
+        expect(await commitSetting(set)).toBe('off');
+      } finally {
+        await Promise.all([left.close(), set.close()]);
+        await dropSchema(schema);
+      }
+    });
+
     it('refuses a database migrated by a newer agentport', async () => {
       const newer = freshSchema();
       const store = new PostgresStore({ url: databaseUrl(), schema: newer, secretKey: KEY });
@@ -376,6 +416,18 @@ describe('PostgresStore without an answering server', () => {
       Promise.resolve().then(() => chooseStore(flags, '.agentport', { AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS: 'soon' })),
       'INVALID_ARGUMENTS',
       'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds',
+    );
+  });
+
+  it('[ST-2] refuses a synchronous_commit PostgreSQL does not know, naming the variable or the option', () => {
+    const flags = { store: 'postgres', databaseUrl: 'postgres://postgres@127.0.0.1:1/none' };
+    expect(() => chooseStore(flags, '.agentport', { AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT: 'sometimes' })).toThrow(
+      'AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT must be one of off, on, local, remote_write, remote_apply, server, got "sometimes"',
+    );
+    expect(chooseStore(flags, '.agentport', { AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT: 'on' }).synchronousCommit).toBe('on');
+    expect(chooseStore(flags, '.agentport', {}).synchronousCommit).toBeUndefined();
+    expect(() => new PostgresStore({ url: flags.databaseUrl, secretKey: KEY, synchronousCommit: 'on; DROP TABLE x' as 'on' })).toThrow(
+      'PostgresStore synchronousCommit must be one of off, on, local, remote_write, remote_apply, server',
     );
   });
 

@@ -12,6 +12,12 @@
  * Tables live in one schema (default `agentport`), created and migrated at
  * start (see migrations.ts).
  *
+ * A call answers once its write is committed, not once the database has
+ * flushed it (`synchronous_commit = off` unless told otherwise): the file
+ * store's promise, a killed agentport loses nothing it reported written, with
+ * the flush left to the database's own group commit, as the file store leaves
+ * it to its fsync timer.
+ *
  * A thread created without a given id is written with its first message (or
  * other write), in the same statement; its opening messages may wait for the
  * next write (AppendOptions.withNextWrite), so a one-step run costs one round
@@ -72,6 +78,7 @@ import { Coalescer } from './coalesce.js';
 import { cannotConnect, refusedForContent } from './failures.js';
 import { migrate } from './migrations.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './schemaName.js';
+import { DEFAULT_SYNCHRONOUS_COMMIT, SYNCHRONOUS_COMMIT_VALUES, type SynchronousCommit } from './synchronousCommit.js';
 
 /**
  * Sizes of the files kept here. Tests lower them to reach them quickly.
@@ -113,6 +120,14 @@ export interface PostgresStoreOptions {
    * (a turn waiting for a free one, or for the lock itself, is not cut short). Default 10 000 ms; 0 waits for ever.
    */
   connectTimeoutMs?: number;
+  /**
+   * PostgreSQL's `synchronous_commit` for the store's writes, set on each query connection. Default `off`: a commit
+   * answers once it is in the database's memory and visible to every instance, and reaches the disk within three
+   * times the server's `wal_writer_delay` (600 ms by default), the file store's group commit in the database's terms.
+   * `on` (or `local`, `remote_write`, `remote_apply`) waits for the flush, or the standbys, before a call answers;
+   * `server` sets nothing, leaving the role's, the database's or the URL's setting.
+   */
+  synchronousCommit?: SynchronousCommit;
 }
 
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
@@ -166,7 +181,30 @@ export class PostgresStore implements Store {
       ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout } : {}),
     };
     const connectTimeout = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    this.pool = new pg.Pool({ ...limits, max: options.poolSize ?? 10, connectionTimeoutMillis: connectTimeout });
+    const synchronousCommit = options.synchronousCommit ?? DEFAULT_SYNCHRONOUS_COMMIT;
+    if (!SYNCHRONOUS_COMMIT_VALUES.includes(synchronousCommit)) {
+      throw new AgentportError(
+        'INVALID_ARGUMENTS',
+        `PostgresStore synchronousCommit must be one of ${SYNCHRONOUS_COMMIT_VALUES.join(', ')}, got ${JSON.stringify(synchronousCommit)}`,
+      );
+    }
+    // Set on each new query connection before the pool hands it out (a failure ends it and fails the waiting call with
+    // the database's message). Not a startup option: an `options` parameter in the URL would replace it.
+    const setCommit = `SET synchronous_commit = ${synchronousCommit}`;
+    this.pool = new pg.Pool({
+      ...limits,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: connectTimeout,
+      ...(synchronousCommit === 'server'
+        ? {}
+        : {
+            // pg-pool waits for a promise returned here before handing the connection out (its types say void).
+            // eslint-disable-next-line @typescript-eslint/no-misused-promises
+            onConnect: async (client: pg.ClientBase) => {
+              await client.query(setCommit);
+            },
+          }),
+    });
     // Turns waiting for a lock connection queue as long as it takes (each has its own THREAD_BUSY deadline once connected),
     // but connecting one gives up after the connect timeout: a database that accepts connections and never answers
     // fails the turn instead of holding it for ever. (The pool's own timeout would also end the wait in its queue.)
