@@ -218,6 +218,10 @@ describe('the start-up cache', () => {
       ['the cache file is from another version', (f) => rewriteCache(f, (cache) => ({ ...cache, agentport: '0.0.0-other' }))],
       ['the cache file has another format', (f) => rewriteCache(f, (cache) => ({ ...cache, format: 99 }))],
       [
+        'the cache file was written by another version of Node',
+        (f) => rewriteCache(f, (cache) => ({ ...cache, resolution: JSON.stringify(['0.0.0', process.env.NODE_PATH ?? '']) })),
+      ],
+      [
         'the cache file points a definition at no file',
         (f) => rewriteCache(f, (cache) => ({ ...cache, definitions: [['prompt', 'alpha', 99]] })),
       ],
@@ -244,6 +248,21 @@ describe('the start-up cache', () => {
       expect(next.errors).toEqual([]);
       // Rebuilt: the start after that uses it again.
       expect((await load(f)).startupCache).toBe('hit');
+    });
+
+    it('[ST-5] NODE_PATH changed (it can make an import find another package)', async () => {
+      const f = folder();
+      await load(f);
+      const before = process.env.NODE_PATH;
+      process.env.NODE_PATH = path.join(f.agentsDir, '..', 'shared-packages');
+      try {
+        expect((await load(f)).startupCache).toBe('miss');
+        expect((await load(f)).startupCache).toBe('hit');
+      } finally {
+        if (before === undefined) delete process.env.NODE_PATH;
+        else process.env.NODE_PATH = before;
+      }
+      expect((await load(f)).startupCache).toBe('miss');
     });
 
     const helperPrompt = (from: string) =>

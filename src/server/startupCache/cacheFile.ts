@@ -71,6 +71,8 @@ interface CacheHeader extends Omit<StartupCache, 'tools'> {
   linesBytes: number;
   agentport: string;
   agentsDir: string;
+  /** What else decides which file an import names (see {@link resolutionSettings}). */
+  resolution: string;
   outputSchemas: Array<ExposedTool['outputSchema']>;
   tools: Array<Omit<ExposedTool, LateField | 'outputSchema'> & Record<LateField, number> & { outputSchema: number }>;
 }
@@ -81,6 +83,15 @@ type LateField = (typeof LATE_FIELDS)[number];
 
 export function startupCachePath(dataDir: string): string {
   return path.join(dataDir, 'cache', STARTUP_CACHE_FILE);
+}
+
+/**
+ * Settings outside the folder that change what an import resolves to, or how it is run: Node's version and the
+ * `NODE_PATH` folders it searches. A start under others loads in full (stamps cannot see a package that NODE_PATH
+ * now finds elsewhere).
+ */
+function resolutionSettings(): string {
+  return JSON.stringify([process.versions.node, process.env.NODE_PATH ?? '']);
 }
 
 /** The cache for this folder as it is now (`stamps`), or undefined when there is none or it is stale. */
@@ -98,6 +109,7 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
   }
   if (!isCacheHeader(parsed) || parsed.format !== FORMAT || parsed.agentport !== VERSION || parsed.agentsDir !== agentsDir)
     return undefined;
+  if (parsed.resolution !== resolutionSettings()) return undefined;
   if (parsed.linesBytes !== lines.length) return undefined;
   if (!sameStamps(parsed.files, stamps)) return undefined;
   if (!sameFiles(parsed.read)) return undefined;
@@ -166,6 +178,7 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     format: FORMAT,
     agentport: VERSION,
     agentsDir,
+    resolution: resolutionSettings(),
     linesBytes: offset,
     ...cache,
     id,
