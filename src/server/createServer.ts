@@ -29,7 +29,9 @@ import { VERSION } from './version.js';
 import { complete } from './completions.js';
 import { ListChangedNotifier } from './listChanged.js';
 import { compareSurfaces, deriveSurface, type RegistrySurface, type SurfaceChange } from './registrySurface.js';
-import { handOverUpstreamHub, type UpstreamHub } from '../upstream/hub.js';
+import type { ExposeUpstream } from './upstreamSurface.js';
+import type { UpstreamHub } from '../upstream/hub.js';
+import { handOverUpstreamHub } from '../upstream/hubs.js';
 import { errorMessage } from '../errors.js';
 import { quoteKeys, undeclaredKeys } from '../definitions/unknownKeys.js';
 import { log } from '../log.js';
@@ -76,8 +78,11 @@ export interface ServerOptions {
    * off. Default 50 s.
    */
   callBudgetMs?: number;
-  /** Aggregator mode: the upstream servers' tools behind tool_search / call_tool (see upstreamSurface.ts). */
-  exposeUpstream?: boolean;
+  /**
+   * Aggregator mode: the upstream servers' tools behind tool_search / call_tool. upstreamSurface.ts's
+   * exposeUpstream, loaded by the caller that asks for this mode (a server without it never loads the module).
+   */
+  exposeUpstream?: ExposeUpstream;
   /** The registry may be replaced while serving (serve --watch): tools and prompts declare `listChanged`. */
   listChanged?: boolean;
   /** The tool catalogue when it is already built (the start-up cache); by default it is built from the registry. */

@@ -16,7 +16,7 @@ import {
   type Surface,
   type ToolSearchSettings,
 } from './toolSearchSurface.js';
-import { exposeUpstream, type UpstreamSurface } from './upstreamSurface.js';
+import type { ExposeUpstream, UpstreamSurface } from './upstreamSurface.js';
 
 export interface RegistrySurface {
   registry: Registry;
@@ -34,7 +34,8 @@ export interface RegistrySurface {
 
 export interface SurfaceSettings {
   toolSearch?: Partial<ToolSearchSettings> | undefined;
-  exposeUpstream?: boolean | undefined;
+  /** Aggregator mode: upstreamSurface.ts's exposeUpstream, given by the caller that loaded it (only that mode needs it). */
+  exposeUpstream?: ExposeUpstream | undefined;
   callBudgetMs: number;
   /** Where the search index of the prebuilt catalogue is kept between starts. */
   savedSearchIndex?: SavedSearchIndex | undefined;
@@ -47,7 +48,7 @@ export interface SurfaceSettings {
 export function deriveSurface(registry: Registry, settings: SurfaceSettings, prebuilt?: ExposedTool[]): RegistrySurface {
   const tools = prebuilt ?? buildToolCatalog(registry);
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const upstream = settings.exposeUpstream ? exposeUpstream(registry, tools, settings.toolSearch) : undefined;
+  const upstream = settings.exposeUpstream?.(registry, tools, settings.toolSearch);
   const surface =
     upstream?.surface ??
     planSurface(

@@ -14,7 +14,6 @@
  * an internal failure, a server that stopped) is a `failed` task with a
  * JSON-RPC error; a cancelled run is `cancelled`.
  */
-import { randomBytes } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { AgentportErrorCode, ErrorInfo } from '../errors.js';
@@ -95,7 +94,8 @@ export class TaskInputs {
   ask(taskId: string, request: InputRequest): Promise<unknown> {
     let questions = this.pending.get(taskId);
     if (!questions) this.pending.set(taskId, (questions = new Map<string, PendingQuestion>()));
-    const key = `input-${randomBytes(6).toString('hex')}`;
+    // The global Web Crypto: node:crypto loads when first used, not with the server.
+    const key = `input-${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex')}`;
     const asked = questions;
     return new Promise((resolve) => asked.set(key, { request, answer: resolve }));
   }

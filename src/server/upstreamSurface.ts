@@ -44,6 +44,8 @@ export interface UpstreamSurface {
 }
 
 /** The aggregator surface, or undefined when the folder declares no upstream servers. */
+export type ExposeUpstream = typeof exposeUpstream;
+
 export function exposeUpstream(
   registry: Registry,
   tools: readonly ExposedTool[],

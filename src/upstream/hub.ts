@@ -11,7 +11,8 @@ import { log as defaultLog } from '../log.js';
 import type { Registry } from '../registry/types.js';
 import type { UpstreamConfig } from './config.js';
 import { UpstreamConnection, type CallOptions, type ConnectionState } from './connection.js';
-import { SEPARATOR, namespaceTools } from './names.js';
+import { hubs } from './hubs.js';
+import { namespaceTools } from './names.js';
 import type { UpstreamSecrets } from './secrets.js';
 
 /** An upstream tool as agentport offers it. */
@@ -199,8 +200,6 @@ export class UpstreamHub {
   }
 }
 
-const hubs = new WeakMap<object, UpstreamHub>();
-
 /**
  * The hub of a loaded agents folder (one per registry, so one per process
  * in `serve`): the runtime, the MCP surface and the CLI share it. Undefined
@@ -218,28 +217,4 @@ export function upstreamHubFor(
     hubs.set(registry, hub);
   }
   return hub;
-}
-
-/**
- * When a reloaded folder replaces `previous` by `next`: with the same
- * agents/mcp.json servers (and the same local names that could clash with
- * upstream ones), `next` keeps the previous hub and its open connections.
- * Otherwise the previous hub is returned: nothing new uses it, and the
- * caller closes it once the runs that still may have ended.
- */
-export function handOverUpstreamHub(previous: Registry, next: Registry): UpstreamHub | undefined {
-  const hub = hubs.get(previous);
-  if (!hub || hubs.get(next) === hub) return undefined;
-  if (hubs.has(next) || upstreamKey(previous) !== upstreamKey(next)) return hub;
-  hubs.set(next, hub);
-  return undefined;
-}
-
-/** What a hub is made of: the servers' settings and the local names shaped like `<server>__<tool>`. */
-function upstreamKey(registry: Registry): string {
-  const servers = [...(registry.upstream?.servers.values() ?? [])];
-  const namespaced = [...registry.tools.keys(), ...registry.prompts.keys(), ...registry.agents.keys()]
-    .filter((name) => name.includes(SEPARATOR))
-    .sort();
-  return JSON.stringify({ servers, namespaced });
 }

@@ -12,7 +12,12 @@
  *   hash ending instead. Server names cannot contain `__` or end in `_`, so
  *   two servers never produce the same name.
  */
-import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+
+/** node:crypto when a name first needs hashing: loading it costs a start a few milliseconds it rarely needs. */
+let crypto: typeof import('node:crypto') | undefined;
+const hashOf = (text: string) =>
+  (crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(text);
 
 const MAX_MODEL_TOOL_NAME = 64;
 export const SEPARATOR = '__';
@@ -24,7 +29,7 @@ export function sanitizeToolName(name: string): string {
 }
 
 function hashed(base: string, server: string, tool: string): string {
-  const digest = createHash('sha256').update(`${server}/${tool}`).digest('hex').slice(0, HASH_LENGTH);
+  const digest = hashOf(`${server}/${tool}`).digest('hex').slice(0, HASH_LENGTH);
   return `${base.slice(0, MAX_MODEL_TOOL_NAME - HASH_LENGTH - 1)}_${digest}`;
 }
 

@@ -9,6 +9,7 @@ import { loadRegistryOrThrow } from '../../src/registry/load.js';
 import type { Registry } from '../../src/registry/types.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { createAgentportServer, type AgentportServer } from '../../src/server/createServer.js';
+import { exposeUpstream } from '../../src/server/upstreamSurface.js';
 import { MemoryStore } from '../../src/store/memoryStore.js';
 import { upstreamHubFor } from '../../src/upstream/hub.js';
 import { tempDir } from '../support/mcpClients.js';
@@ -31,7 +32,7 @@ async function serve(dir: string): Promise<{ server: AgentportServer; load: () =
   const load = () => loadRegistryOrThrow({ agentsDir: dir, fresh: true });
   const registry = await load();
   const server = createAgentportServer(registry, async () => createRuntime({ registry, store: new MemoryStore(), log: () => {} }), {
-    exposeUpstream: true,
+    exposeUpstream,
     listChanged: true,
   });
   servers.push(server);

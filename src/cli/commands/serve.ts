@@ -180,7 +180,11 @@ export function registerServeCommand(program: Command): void {
         fail(`--expose-upstream: ${loaded.registry.agentsDir} declares no upstream MCP servers (agents/mcp.json)`);
         return;
       }
-      const [{ createAgentportServer }, { log }] = await Promise.all([import('../../server/createServer.js'), import('../../log.js')]);
+      const [{ createAgentportServer }, { log }, exposeUpstream] = await Promise.all([
+        import('../../server/createServer.js'),
+        import('../../log.js'),
+        options.exposeUpstream ? import('../../server/upstreamSurface.js').then((module) => module.exposeUpstream) : undefined,
+      ]);
       const dataDir = dataDirOf(options);
       const { chooseStore, openStore } = await import('../../store/open.js');
       let storeChoice;
@@ -221,7 +225,7 @@ export function registerServeCommand(program: Command): void {
           {
             toolSearch: { mode, threshold },
             callBudgetMs: callBudget * 1000,
-            ...(options.exposeUpstream ? { exposeUpstream: true } : {}),
+            ...(exposeUpstream ? { exposeUpstream } : {}),
             ...(options.watch ? { listChanged: true } : {}),
             ...(loaded.tools ? { tools: loaded.tools } : {}),
             ...(loaded.savedSearchIndex ? { savedSearchIndex: loaded.savedSearchIndex } : {}),

@@ -22,7 +22,6 @@
  * the cache is rebuilt. Written to a temporary file and renamed,
  * so a reader never sees half a file.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DefinitionKind } from '../../definitions/brand.js';
@@ -173,7 +172,8 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     // The whole tool spread first: the fields replaced keep their places.
     return { ...tool, inputSchema: lineOf(tool.inputSchema), annotations: lineOf(tool.annotations), outputSchema: at };
   });
-  const id = randomUUID();
+  // The global Web Crypto: node:crypto loads when a cache is written, not at every start that reads one.
+  const id = crypto.randomUUID();
   const header: CacheHeader = {
     format: FORMAT,
     agentport: VERSION,
