@@ -11,6 +11,7 @@ import { ROOT, fmt, median, percentile } from './support.mjs';
 
 const { createAgentportServer } = await import(path.join(ROOT, 'dist', 'server', 'createServer.js'));
 const { parseUpstreamConfig } = await import(path.join(ROOT, 'dist', 'upstream', 'config.js'));
+const { exposeUpstream } = await import(path.join(ROOT, 'dist', 'server', 'upstreamSurface.js'));
 
 const TOOLS = Number(process.env.BENCH_UPSTREAM_TOOLS ?? 500);
 const CALLS = Number(process.env.BENCH_RUNS ?? 300);
@@ -75,7 +76,7 @@ export async function run() {
     async () => {
       throw new Error('not called');
     },
-    { exposeUpstream: true, callBudgetMs: 0 },
+    { exposeUpstream, callBudgetMs: 0 },
   );
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await (await server.factory({ era: 'legacy' })).connect(serverSide);

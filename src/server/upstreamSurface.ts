@@ -43,9 +43,9 @@ export interface UpstreamSurface {
   close(): Promise<void>;
 }
 
-/** The aggregator surface, or undefined when the folder declares no upstream servers. */
 export type ExposeUpstream = typeof exposeUpstream;
 
+/** The aggregator surface, or undefined when the folder declares no upstream servers. */
 export function exposeUpstream(
   registry: Registry,
   tools: readonly ExposedTool[],

@@ -371,7 +371,7 @@ describe.runIf(reachable)('PostgresStore', () => {
         await waiting.open();
         expect(await commitSetting(byDefault)).toBe('off');
         expect(await commitSetting(waiting)).toBe('on');
-        // Written by one, read by the other at once: an unflushed commit is visible to every connection.
+        // What the docs promise of a commit that was not flushed: another instance reads it at once.
         const thread = await byDefault.createThread({ prompt: 'p' });
         await byDefault.appendMessage(thread.id, { role: 'user', content: 'kept' });
         expect((await waiting.listMessages(thread.id)).map((m) => m.content)).toEqual(['kept']);
@@ -381,16 +381,18 @@ describe.runIf(reachable)('PostgresStore', () => {
       }
     });
 
-    it("[ST-2] 'server' leaves the setting of the URL (or the role, or the database) alone", async () => {
+    it('[ST-2] by default keeps a setting someone chose (here in the URL); a value given to the store wins; server sets nothing', async () => {
       const schema = freshSchema();
       const url = `${databaseUrl()}${databaseUrl().includes('?') ? '&' : '?'}options=${encodeURIComponent('-c synchronous_commit=local')}`;
-      const left = new PostgresStore({ url, schema, secretKey: KEY, synchronousCommit: 'server' });
-      const set = new PostgresStore({ url, schema, secretKey: KEY });
+      const byDefault = new PostgresStore({ url, schema, secretKey: KEY });
+      const given = new PostgresStore({ url, schema, secretKey: KEY, synchronousCommit: 'remote_write' });
+      const left = new PostgresStore({ url: databaseUrl(), schema, secretKey: KEY, synchronousCommit: 'server' });
       try {
-        expect(await commitSetting(left)).toBe('local');
-        expect(await commitSetting(set)).toBe('off');
+        expect(await commitSetting(byDefault)).toBe('local');
+        expect(await commitSetting(given)).toBe('remote_write');
+        expect(await commitSetting(left)).toBe('on');
       } finally {
-        await Promise.all([left.close(), set.close()]);
+        await Promise.all([byDefault.close(), given.close(), left.close()]);
         await dropSchema(schema);
       }
     });

@@ -13,7 +13,7 @@
  * start (see migrations.ts).
  *
  * A call answers once its write is committed, not once the database has
- * flushed it (`synchronous_commit = off` unless told otherwise): the file
+ * flushed it (`synchronous_commit = off` unless someone chose otherwise): the file
  * store's promise, a killed agentport loses nothing it reported written, with
  * the flush left to the database's own group commit, as the file store leaves
  * it to its fsync timer.
@@ -78,7 +78,7 @@ import { Coalescer } from './coalesce.js';
 import { cannotConnect, refusedForContent } from './failures.js';
 import { migrate } from './migrations.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './schemaName.js';
-import { DEFAULT_SYNCHRONOUS_COMMIT, SYNCHRONOUS_COMMIT_VALUES, type SynchronousCommit } from './synchronousCommit.js';
+import { SYNCHRONOUS_COMMIT_VALUES, UNLESS_CHOSEN_OFF, type SynchronousCommit } from './synchronousCommit.js';
 
 /**
  * Sizes of the files kept here. Tests lower them to reach them quickly.
@@ -121,11 +121,12 @@ export interface PostgresStoreOptions {
    */
   connectTimeoutMs?: number;
   /**
-   * PostgreSQL's `synchronous_commit` for the store's writes, set on each query connection. Default `off`: a commit
-   * answers once it is in the database's memory and visible to every instance, and reaches the disk within three
-   * times the server's `wal_writer_delay` (600 ms by default), the file store's group commit in the database's terms.
-   * `on` (or `local`, `remote_write`, `remote_apply`) waits for the flush, or the standbys, before a call answers;
-   * `server` sets nothing, leaving the role's, the database's or the URL's setting.
+   * PostgreSQL's `synchronous_commit` for the store's writes, set on each query connection. By default `off`, unless
+   * something else chose a value (the server's configuration, the role's or the database's `SET`, the URL's
+   * `options`) or the server has synchronous standbys: a commit answers once it is in the database's memory and
+   * visible to every instance, and reaches the disk within three times the server's `wal_writer_delay` (600 ms by
+   * default), the file store's group commit in the database's terms. A value given here is set whatever the database
+   * says; `server` sets nothing.
    */
   synchronousCommit?: SynchronousCommit;
 }
@@ -181,16 +182,17 @@ export class PostgresStore implements Store {
       ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout } : {}),
     };
     const connectTimeout = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    const synchronousCommit = options.synchronousCommit ?? DEFAULT_SYNCHRONOUS_COMMIT;
-    if (!SYNCHRONOUS_COMMIT_VALUES.includes(synchronousCommit)) {
+    const synchronousCommit = options.synchronousCommit;
+    if (synchronousCommit !== undefined && !SYNCHRONOUS_COMMIT_VALUES.includes(synchronousCommit)) {
       throw new AgentportError(
         'INVALID_ARGUMENTS',
         `PostgresStore synchronousCommit must be one of ${SYNCHRONOUS_COMMIT_VALUES.join(', ')}, got ${JSON.stringify(synchronousCommit)}`,
       );
     }
     // Set on each new query connection before the pool hands it out (a failure ends it and fails the waiting call with
-    // the database's message). Not a startup option: an `options` parameter in the URL would replace it.
-    const setCommit = `SET synchronous_commit = ${synchronousCommit}`;
+    // the database's message; the connect timeout is over by then, the statement timeout is not). Not a startup
+    // option: an `options` parameter in the URL would replace it, and the default must see what else was chosen.
+    const setCommit = synchronousCommit === undefined ? UNLESS_CHOSEN_OFF : `SET synchronous_commit = ${synchronousCommit}`;
     this.pool = new pg.Pool({
       ...limits,
       max: options.poolSize ?? 10,

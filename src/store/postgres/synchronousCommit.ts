@@ -7,7 +7,12 @@ export const SYNCHRONOUS_COMMIT_VALUES = ['off', 'on', 'local', 'remote_write', 
 export type SynchronousCommit = (typeof SYNCHRONOUS_COMMIT_VALUES)[number];
 
 /**
- * Commits answer before their flush, which follows within three times the server's `wal_writer_delay`: the file
- * store's group commit, in the database's terms (docs/deployment.md, "Durability").
+ * What a new query connection runs when no value was chosen: `off` where nothing else chose one. Commits then answer
+ * before their flush, which follows within three times the server's `wal_writer_delay`: the file store's group
+ * commit, in the database's terms (docs/deployment.md, "Durability"). A setting someone made (the server's
+ * configuration, `ALTER ROLE` / `ALTER DATABASE ... SET`, the URL's `options`) is theirs and stays, and so does the
+ * default `on` of a server with synchronous standbys, whose commits must wait for them.
  */
-export const DEFAULT_SYNCHRONOUS_COMMIT: SynchronousCommit = 'off';
+export const UNLESS_CHOSEN_OFF = `SELECT set_config('synchronous_commit', 'off', false)
+  WHERE (SELECT source FROM pg_settings WHERE name = 'synchronous_commit') = 'default'
+    AND current_setting('synchronous_standby_names') = ''`;
