@@ -16,8 +16,7 @@
  * in between leaves a stale start-up cache, never a wrong one.
  */
 import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { moduleFile } from '../installation.js';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
 /** From this many TypeScript files, a full load transpiles ahead on a worker. */
@@ -94,7 +93,6 @@ export interface Transpiler {
 /** Starts transpiling `files` (TypeScript, in load order) on a worker thread. */
 export function startTranspiler(files: readonly string[]): Transpiler {
   const { port1, port2 } = new MessageChannel();
-  const here = fileURLToPath(import.meta.url);
   /** One past the furthest of `files` the load has asked for (only this thread writes it). */
   const progress = new Int32Array(new SharedArrayBuffer(4));
   /** Where each file is in `files`: the counter follows the load's files, not other files jiti transforms. */
@@ -109,7 +107,7 @@ export function startTranspiler(files: readonly string[]): Transpiler {
         lead: LEAD,
         port: port2,
         jiti: createRequire(import.meta.url).resolve('jiti'),
-        transpile: path.join(path.dirname(here), `transpile${path.extname(here)}`),
+        transpile: moduleFile('registry/transpile'),
         parent: import.meta.url,
       },
       transferList: [port2],

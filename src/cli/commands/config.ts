@@ -1,6 +1,5 @@
 import { realpathSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { moduleFile } from '../../installation.js';
 import type { Command } from 'commander';
 import { agentsDirOf, fail, loadForCommand, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
 
@@ -85,7 +84,7 @@ function isHttpUrl(value: string | undefined): boolean {
 }
 
 function cliEntry(): string {
-  return realpathSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'main.js'));
+  return realpathSync(moduleFile('cli/main'));
 }
 
 /** Claude Desktop's config file only launches commands: bridge to HTTP with mcp-remote. */

@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { installationRoot } from '../../installation.js';
 import type { Command } from 'commander';
 import { VERSION } from '../../server/version.js';
 import { CommandError, DEFAULT_AGENTS_DIR, shownPath } from '../context.js';
@@ -66,26 +66,9 @@ function packageNameFor(dir: string): string {
  * reference to it, so `npm install` works before (or without) publishing.
  */
 function agentportSpec(): string {
-  const root = packageRoot();
+  const root = installationRoot();
   if (!root || root.split(path.sep).includes('node_modules')) return `^${VERSION}`;
   return `file:${root}`;
-}
-
-function packageRoot(): string | undefined {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const manifest = path.join(dir, 'package.json');
-    if (existsSync(manifest)) {
-      try {
-        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'agentport-mcp') return realpathSync(dir);
-      } catch {
-        // Not ours: keep looking upwards.
-      }
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
 }
 
 /** How the user ran agentport: the `agentport` command, or `node .../dist/cli/main.js` from a checkout. */

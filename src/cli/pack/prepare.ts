@@ -38,14 +38,14 @@ export async function prepareBundle(options: PackOptions): Promise<PreparedBundl
       message: `not packing: ${loaded.errors.length} error(s) in ${loaded.registry.agentsDir} (listed above)`,
     };
   }
-  const [{ buildToolCatalog, listedTool }, { buildManifest }, { installationRoot }, { readPackageJson }, mcpb] = await Promise.all([
+  const [{ buildToolCatalog, listedTool }, { buildManifest }, { requireInstallationRoot }, { readPackageJson }, mcpb] = await Promise.all([
     import('../../server/toolCatalog.js'),
     import('./manifest.js'),
-    import('./stage.js'),
+    import('../../installation.js'),
     import('./dependencies.js'),
     import('@anthropic-ai/mcpb'),
   ]);
-  const own = (readPackageJson(installationRoot()) ?? {}) as { version?: string; engines?: { node?: string } };
+  const own = (readPackageJson(requireInstallationRoot()) ?? {}) as { version?: string; engines?: { node?: string } };
   const theirs = (readPackageJson(agentsDir) ?? {}) as {
     name?: string;
     version?: string;

@@ -8,7 +8,7 @@
  */
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { requireInstallationRoot } from '../../installation.js';
 import { PACKAGE_SPECIFIERS } from '../../registry/loadModule.js';
 import { copyProductionDependencies, readPackageJson } from './dependencies.js';
 import { BUNDLE_AGENTS } from './manifest.js';
@@ -16,17 +16,12 @@ import { BUNDLE_AGENTS } from './manifest.js';
 /** Needed to build a bundle, not to run one. */
 const BUILD_ONLY = new Set(['@anthropic-ai/mcpb']);
 
-/** The folder holding agentport's package.json and dist/ (this file is dist/cli/pack/stage.js). */
-export function installationRoot(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-}
-
 export interface StageResult {
   packages: number;
 }
 
 export function stageBundle(options: { stageDir: string; agentsDir: string; manifest: unknown }): StageResult {
-  const root = installationRoot();
+  const root = requireInstallationRoot();
   const { stageDir, agentsDir } = options;
   mkdirSync(stageDir, { recursive: true });
 

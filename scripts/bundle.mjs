@@ -1,0 +1,39 @@
+// After `tsc` (npm run build): the command (dist/cli/main.js) and the package's entry (dist/index.js) become
+// two entries of one bundle, their modules joined into a few chunks beside main.js. A start then loads a
+// handful of files instead of about sixty of agentport's modules (docs/benchmarks.md). The two entries share
+// the chunks, so a definition's `import ... from 'agentport'` (dist/index.js) meets the very modules the
+// command runs: one AgentportError class, one set of definition helpers. Packages stay where they are
+// (imported from node_modules, one zod for all). tsc's other files stay in dist/ for what imports them
+// directly (benchmarks, the transpile worker).
+//
+// Chunks sit in dist/cli/, two levels below the package root like every file tsc writes there, so paths
+// a module works out from its own location (`../../package.json`) hold in the bundle too.
+import { readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { rolldown } from 'rolldown';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist');
+const CHUNK = /^chunk-.*\.js(\.map)?$/;
+
+// An earlier bundle's chunks: tsc has just written main.js and index.js again, and nothing imports them any more.
+for (const name of readdirSync(path.join(dist, 'cli'))) {
+  if (CHUNK.test(name)) rmSync(path.join(dist, 'cli', name));
+}
+
+const bundle = await rolldown({
+  input: { 'cli/main': path.join(dist, 'cli', 'main.js'), index: path.join(dist, 'index.js') },
+  // Packages and Node's own modules are imported as they are.
+  external: (id) => !id.startsWith('.') && !path.isAbsolute(id),
+  platform: 'node',
+  logLevel: 'warn',
+});
+await bundle.write({
+  dir: dist,
+  format: 'esm',
+  entryFileNames: '[name].js',
+  chunkFileNames: 'cli/chunk-[name]-[hash].js',
+  sourcemap: true,
+});
+await bundle.close();
