@@ -2,12 +2,13 @@
 // two entries of one bundle, their modules joined into a few chunks beside main.js. A start then loads a
 // handful of files instead of about sixty of agentport's modules (docs/benchmarks.md). The two entries share
 // the chunks, so a definition's `import ... from 'agentport'` (dist/index.js) meets the very modules the
-// command runs: one AgentportError class, one set of definition helpers. Packages stay where they are
-// (imported from node_modules, one zod for all). tsc's other files stay in dist/ for what imports them
-// directly (benchmarks, the transpile worker).
+// command runs. Packages stay where they are (imported from node_modules, one zod for all). tsc's other files
+// stay in dist/ for what imports them directly (benchmarks, in-process tests, the transpile worker).
 //
 // Chunks sit in dist/cli/, two levels below the package root like every file tsc writes there, so paths
 // a module works out from its own location (`../../package.json`) hold in the bundle too.
+//
+// Source maps lead to tsc's JavaScript, not on to the TypeScript (they are not chained).
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,11 +18,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const CHUNK = /^chunk-.*\.js(\.map)?$/;
 
-// An earlier bundle's chunks: tsc has just written main.js and index.js again, and nothing imports them any more.
-for (const name of readdirSync(path.join(dist, 'cli'))) {
-  if (CHUNK.test(name)) rmSync(path.join(dist, 'cli', name));
-}
-
 const bundle = await rolldown({
   input: { 'cli/main': path.join(dist, 'cli', 'main.js'), index: path.join(dist, 'index.js') },
   // Packages and Node's own modules are imported as they are.
@@ -29,7 +25,7 @@ const bundle = await rolldown({
   platform: 'node',
   logLevel: 'warn',
 });
-await bundle.write({
+const { output } = await bundle.write({
   dir: dist,
   format: 'esm',
   entryFileNames: '[name].js',
@@ -37,3 +33,10 @@ await bundle.write({
   sourcemap: true,
 });
 await bundle.close();
+
+// An earlier bundle's chunks, which nothing imports any more (removed after the write: run on its own, this
+// script bundles the bundle it wrote last time, whose chunks are its input).
+const written = new Set(output.map((file) => path.basename(file.fileName)));
+for (const name of readdirSync(path.join(dist, 'cli'))) {
+  if (CHUNK.test(name) && !written.has(name)) rmSync(path.join(dist, 'cli', name));
+}

@@ -53,7 +53,18 @@ export interface ErrorInfo {
   data?: Record<string, unknown>;
 }
 
+/** What every copy of this module marks its errors with (a registered symbol: the same in each copy). */
+const AGENTPORT_ERROR = Symbol.for('agentport.error');
+
 export class AgentportError extends Error {
+  /**
+   * An error made by another copy of this module is one too: a definition may import `agentport` from tsc's files
+   * while the command runs the bundle (scripts/bundle.mjs), or the other way round, and each copy has its own class.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && AGENTPORT_ERROR in value;
+  }
+
   constructor(
     readonly code: AgentportErrorCode,
     message: string,
@@ -68,6 +79,8 @@ export class AgentportError extends Error {
     return { code: this.code, message: this.message, ...(this.data ? { data: this.data } : {}) };
   }
 }
+
+Object.defineProperty(AgentportError.prototype, AGENTPORT_ERROR, { value: true });
 
 export function isAgentportError(value: unknown): value is AgentportError {
   return value instanceof AgentportError;
