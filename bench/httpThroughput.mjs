@@ -45,17 +45,21 @@ async function modelServerProcess() {
   process.once('SIGTERM', () => void model.stop().then(() => process.exit(0)));
 }
 
-/** User + system CPU milliseconds a process has used so far (Linux; undefined elsewhere). */
-function cpuMs(pid) {
+/** A process's name and user + system CPU milliseconds so far, from /proc (Linux; undefined elsewhere or when gone). */
+function procStat(pid) {
+  let stat;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime, in USER_HZ (100 a second) ticks.
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
     return undefined;
   }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime, in USER_HZ (100 a second) ticks.
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuMs: (Number(fields[11]) + Number(fields[12])) * 10 };
 }
+
+/** User + system CPU milliseconds a process has used so far (Linux; undefined elsewhere). */
+const cpuMs = (pid) => procStat(pid)?.cpuMs;
 
 /**
  * User + system CPU milliseconds PostgreSQL's processes on this machine have used so far (Linux; undefined
@@ -63,28 +67,14 @@ function cpuMs(pid) {
  * cores with everything else.
  */
 function databaseCpuMs() {
-  let total = 0;
-  let seen = false;
   let entries;
   try {
-    entries = readdirSync('/proc');
+    entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
   } catch {
     return undefined;
   }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    total += (Number(fields[11]) + Number(fields[12])) * 10;
-    seen = true;
-  }
-  return seen ? total : undefined;
+  const postgres = entries.map(procStat).filter((stat) => stat?.name === 'postgres');
+  return postgres.length ? postgres.reduce((total, stat) => total + stat.cpuMs, 0) : undefined;
 }
 
 /** Spawns a process and waits for the line announcing its URL. */

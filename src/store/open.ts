@@ -6,7 +6,7 @@
 import { AgentportError } from '../errors.js';
 import { log } from '../log.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './postgres/schemaName.js';
-import { SYNCHRONOUS_COMMIT_VALUES, type SynchronousCommit } from './postgres/synchronousCommit.js';
+import { synchronousCommitFrom, type SynchronousCommit } from './postgres/synchronousCommit.js';
 import type { Store } from './types.js';
 
 const STORE_KINDS = ['file', 'memory', 'postgres'] as const;
@@ -84,15 +84,7 @@ export function chooseStore(flags: StoreFlags, dataDir: string, env: NodeJS.Proc
   const statementTimeoutMs = millisecondsFrom(env, 'AGENTPORT_DATABASE_STATEMENT_TIMEOUT_MS', 'for no limit');
   if (statementTimeoutMs !== undefined) choice.statementTimeoutMs = statementTimeoutMs;
   const synchronousCommit = env.AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT;
-  if (synchronousCommit) {
-    if (!(SYNCHRONOUS_COMMIT_VALUES as readonly string[]).includes(synchronousCommit)) {
-      throw new AgentportError(
-        'INVALID_ARGUMENTS',
-        `AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT must be one of ${SYNCHRONOUS_COMMIT_VALUES.join(', ')}, got "${synchronousCommit}"`,
-      );
-    }
-    choice.synchronousCommit = synchronousCommit as SynchronousCommit;
-  }
+  if (synchronousCommit) choice.synchronousCommit = synchronousCommitFrom(synchronousCommit, 'AGENTPORT_DATABASE_SYNCHRONOUS_COMMIT');
   return choice;
 }
 

@@ -15,9 +15,9 @@
 import { createRequire } from 'node:module';
 
 /** node:crypto when a name first needs hashing: loading it costs a start a few milliseconds it rarely needs. */
-let crypto: typeof import('node:crypto') | undefined;
+let nodeCrypto: typeof import('node:crypto') | undefined;
 const hashOf = (text: string) =>
-  (crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(text);
+  (nodeCrypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(text);
 
 const MAX_MODEL_TOOL_NAME = 64;
 export const SEPARATOR = '__';

@@ -78,7 +78,7 @@ import { Coalescer } from './coalesce.js';
 import { cannotConnect, refusedForContent } from './failures.js';
 import { migrate } from './migrations.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './schemaName.js';
-import { SYNCHRONOUS_COMMIT_VALUES, UNLESS_CHOSEN_OFF, type SynchronousCommit } from './synchronousCommit.js';
+import { UNLESS_CHOSEN_OFF, synchronousCommitFrom, type SynchronousCommit } from './synchronousCommit.js';
 
 /**
  * Sizes of the files kept here. Tests lower them to reach them quickly.
@@ -182,13 +182,10 @@ export class PostgresStore implements Store {
       ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout } : {}),
     };
     const connectTimeout = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    const synchronousCommit = options.synchronousCommit;
-    if (synchronousCommit !== undefined && !SYNCHRONOUS_COMMIT_VALUES.includes(synchronousCommit)) {
-      throw new AgentportError(
-        'INVALID_ARGUMENTS',
-        `PostgresStore synchronousCommit must be one of ${SYNCHRONOUS_COMMIT_VALUES.join(', ')}, got ${JSON.stringify(synchronousCommit)}`,
-      );
-    }
+    const synchronousCommit =
+      options.synchronousCommit === undefined
+        ? undefined
+        : synchronousCommitFrom(options.synchronousCommit, 'PostgresStore synchronousCommit');
     // Set on each new query connection before the pool hands it out (a failure ends it and fails the waiting call with
     // the database's message; the connect timeout is over by then, the statement timeout is not). Not a startup
     // option: an `options` parameter in the URL would replace it, and the default must see what else was chosen.

@@ -3,8 +3,19 @@
  * the store's code so that checking a setting does not load the driver.
  * `server` is agentport's own: set nothing, leaving the database's setting.
  */
+import { AgentportError } from '../../errors.js';
+
 export const SYNCHRONOUS_COMMIT_VALUES = ['off', 'on', 'local', 'remote_write', 'remote_apply', 'server'] as const;
 export type SynchronousCommit = (typeof SYNCHRONOUS_COMMIT_VALUES)[number];
+
+/** `value` as a setting, or INVALID_ARGUMENTS naming `source` (it goes into a SET statement: nothing else may). */
+export function synchronousCommitFrom(value: string, source: string): SynchronousCommit {
+  if ((SYNCHRONOUS_COMMIT_VALUES as readonly string[]).includes(value)) return value as SynchronousCommit;
+  throw new AgentportError(
+    'INVALID_ARGUMENTS',
+    `${source} must be one of ${SYNCHRONOUS_COMMIT_VALUES.join(', ')}, got ${JSON.stringify(value)}`,
+  );
+}
 
 /**
  * What a new query connection runs when no value was chosen: `off` where nothing else chose one. Commits then answer
