@@ -8,8 +8,9 @@
 // Chunks sit in dist/cli/, two levels below the package root like every file tsc writes there, so paths
 // a module works out from its own location (`../../package.json`) hold in the bundle too.
 //
-// Source maps lead to tsc's JavaScript, not on to the TypeScript (they are not chained).
-import { readdirSync, rmSync } from 'node:fs';
+// Each module comes in with tsc's source map, so the bundle's maps lead on to the TypeScript in src/: under
+// `node --enable-source-maps`, a stack trace names src/*.ts lines.
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
@@ -24,6 +25,16 @@ const bundle = await rolldown({
   external: (id) => !id.startsWith('.') && !path.isAbsolute(id),
   platform: 'node',
   logLevel: 'warn',
+  plugins: [
+    {
+      name: 'tsc-source-maps',
+      // A module of dist/ with the map tsc wrote beside it (its sources are relative to the module's folder).
+      load(id) {
+        if (!id.startsWith(dist + path.sep) || !existsSync(`${id}.map`)) return null;
+        return { code: readFileSync(id, 'utf8'), map: readFileSync(`${id}.map`, 'utf8') };
+      },
+    },
+  ],
 });
 const { output } = await bundle.write({
   dir: dist,

@@ -4,6 +4,7 @@
  * each module the two share exists once, in a chunk both reach; and the command's entry holds nothing a chunk
  * imports back (which could run the command twice).
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -67,5 +68,17 @@ describe('the built bundle', () => {
     expect(compiled.isAgentportError(new bundled.AgentportError('INTERNAL', 'from the bundle'))).toBe(true);
     expect(new compiled.AgentportError('INTERNAL', 'from tsc') instanceof bundled.AgentportError).toBe(true);
     expect(new Error('plain') instanceof bundled.AgentportError).toBe(false);
+  });
+
+  it('maps its code back to the TypeScript in src/ under node --enable-source-maps', () => {
+    const script = `import { defineTool } from ${JSON.stringify(pathToFileURL(INDEX).href)};
+      try { defineTool(null); } catch (error) { console.log(error.stack); }`;
+    const stack = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    // The innermost frame of the bundle's code: the line that threw.
+    const frame = /\((\S+):(\d+):\d+\)/.exec(stack);
+    expect(frame, stack).not.toBeNull();
+    const [, file, line] = frame as unknown as [string, string, string];
+    expect(path.relative(REPO_ROOT, file)).toBe(path.join('src', 'definitions', 'brand.ts'));
+    expect(readFileSync(file, 'utf8').split('\n')[Number(line) - 1]).toContain('throw new AgentportError');
   });
 });

@@ -250,6 +250,22 @@ describe('a folder full of mistakes', () => {
     expect(errors[1]!.message).toBe('unknown model "nope"');
   });
 
+  it('names the define function and what it was given when a definition is not an object', async () => {
+    const dir = agentsFolder({
+      'models/m.ts': MODEL,
+      'tools/none.js': `import { defineTool } from 'agentport';\nexport default defineTool();\n`,
+      'prompts/text.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt('hello' as never);\n`,
+      'hooks/list.ts': `import { defineHook } from 'agentport';\nexport default defineHook([] as never);\n`,
+    });
+    const { issues } = await loadRegistry({ agentsDir: dir });
+    const messages = Object.fromEntries(errorsOf(issues).map((issue) => [path.basename(issue.file), issue.message]));
+    expect(messages).toEqual({
+      'none.js': 'cannot load: defineTool() takes the definition as an object; it was given undefined',
+      'text.ts': 'cannot load: definePrompt() takes the definition as an object; it was given string',
+      'list.ts': 'cannot load: defineHook() takes the definition as an object; it was given an array',
+    });
+  });
+
   it('warns about unknown fields (likely typos) without failing', async () => {
     const dir = agentsFolder({
       'models/m.ts': MODEL,
