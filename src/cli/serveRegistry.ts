@@ -12,6 +12,7 @@ import { displayPath } from '../registry/displayPath.js';
 import { TRANSPILE_CACHE_FOLDER } from '../registry/transpileCacheFolder.js';
 import { damagedLine, readStartupCache, type StartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
 import { outsideTheWalk, startupCacheOf } from '../server/startupCache/build.js';
+import { readingEnvironment } from '../server/startupCache/environment.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
 import { stampFile, stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
 import { searchIsOn, type SavedSearchIndex, type ToolSearchSettings } from '../server/toolSearchSurface.js';
@@ -87,7 +88,10 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   const onRead = (file: string) => {
     if (!read.has(file)) read.set(file, stampFile(file));
   };
-  const full = await loadForCommand(options, { onRead, ...(options.env ? { env: options.env } : {}) });
+  // The environment variables the definitions read are part of the cache's key too (environment.ts).
+  const { result: full, names: environment } = await readingEnvironment(() =>
+    loadForCommand(options, { onRead, ...(options.env ? { env: options.env } : {}) }),
+  );
   const { registry, issues, errors } = full;
   const dependencies = outsideTheWalk(stamps, read);
   if (errors.length) return { registry, issues, errors, startupCache: 'miss', stamps, dependencies };
@@ -104,6 +108,7 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     tools,
     issues.filter((i) => i.severity === 'warning' && i.file !== upstreamFile),
     read,
+    environment,
   );
   let saved: { savedSearchIndex: SavedSearchIndex } | undefined;
   if (content) {

@@ -12,12 +12,7 @@
  *   hash ending instead. Server names cannot contain `__` or end in `_`, so
  *   two servers never produce the same name.
  */
-import { createRequire } from 'node:module';
-
-/** node:crypto when a name first needs hashing: loading it costs a start a few milliseconds it rarely needs. */
-let nodeCrypto: typeof import('node:crypto') | undefined;
-const hashOf = (text: string) =>
-  (nodeCrypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(text);
+import { sha256Hex } from '../sha256.js';
 
 const MAX_MODEL_TOOL_NAME = 64;
 export const SEPARATOR = '__';
@@ -29,7 +24,7 @@ export function sanitizeToolName(name: string): string {
 }
 
 function hashed(base: string, server: string, tool: string): string {
-  const digest = hashOf(`${server}/${tool}`).digest('hex').slice(0, HASH_LENGTH);
+  const digest = sha256Hex(`${server}/${tool}`).slice(0, HASH_LENGTH);
   return `${base.slice(0, MAX_MODEL_TOOL_NAME - HASH_LENGTH - 1)}_${digest}`;
 }
 

@@ -504,6 +504,77 @@ describe('the start-up cache', () => {
     expect(changed.startupCache).toBe('miss');
     expect(changed.savedSearchIndex?.read()).toBeUndefined();
   });
+
+  describe('[ST-5] environment variables the definitions read', () => {
+    const VARIABLE = 'AGENTPORT_TEST_BETA_DESCRIPTION';
+    const OTHER = 'AGENTPORT_TEST_UNRELATED';
+    /** Runs `work` with `name` set to `value` (or unset), then puts it back. */
+    async function withVariable<T>(name: string, value: string | undefined, work: () => Promise<T>): Promise<T> {
+      const before = process.env[name];
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+      try {
+        return await work();
+      } finally {
+        if (before === undefined) delete process.env[name];
+        else process.env[name] = before;
+      }
+    }
+    const description = (loaded: Awaited<ReturnType<typeof load>>) => loaded.tools?.find((tool) => tool.name === 'beta')?.description;
+    const reading = (expression: string, extra = '') => prompt('beta', extra).replace("'The beta tool.'", expression);
+
+    it('loads in full when one has another value or is gone, and keeps a digest of the values, never the values', async () => {
+      const f = folder();
+      // The description tells the value's length, so the value itself appears nowhere in the catalogue.
+      writeFiles(f.agentsDir, { 'prompts/beta.ts': reading(`'Length ' + String(process.env.${VARIABLE}?.length ?? 'unset')`) });
+      for (const value of ['secret-one', 'a-longer-secret', undefined]) {
+        await withVariable(VARIABLE, value, async () => {
+          const cold = await load(f);
+          expect(cold.startupCache).toBe('miss');
+          expect(description(cold)).toBe(`Length ${value?.length ?? 'unset'}`);
+          const warm = await load(f);
+          expect(warm.startupCache).toBe('hit');
+          expect(description(warm)).toBe(`Length ${value?.length ?? 'unset'}`);
+        });
+      }
+      await withVariable(VARIABLE, 'secret-one', async () => {
+        await load(f);
+        const saved = readFileSync(startupCachePath(f.dataDir), 'utf8');
+        expect(saved).toContain(VARIABLE);
+        expect(saved).not.toContain('secret-one');
+        // A variable nobody read changes nothing.
+        await withVariable(OTHER, 'x', async () => expect((await load(f)).startupCache).toBe('hit'));
+      });
+    });
+
+    it('leaves out what packages read for their own ends', async () => {
+      const f = folder();
+      writeFiles(f.agentsDir, {
+        'node_modules/@team/flags/package.json': JSON.stringify({
+          name: '@team/flags',
+          version: '1.0.0',
+          type: 'module',
+          exports: './index.js',
+        }),
+        'node_modules/@team/flags/index.js': `export const verbose = process.env.${OTHER} === '1';\nexport const DESCRIPTION = 'fixed';\n`,
+        'prompts/beta.ts': reading('DESCRIPTION', "import { DESCRIPTION } from '@team/flags';"),
+      });
+      expect((await load(f)).startupCache).toBe('miss');
+      await withVariable(OTHER, '1', async () => expect((await load(f)).startupCache).toBe('hit'));
+    });
+
+    it('makes the whole environment part of the key when a definition lists it', async () => {
+      const f = folder();
+      writeFiles(f.agentsDir, { 'prompts/beta.ts': reading(`'Knows ' + String(Object.keys(process.env).includes('${OTHER}'))`) });
+      expect(description(await load(f))).toBe('Knows false');
+      expect((await load(f)).startupCache).toBe('hit');
+      await withVariable(OTHER, 'x', async () => {
+        const next = await load(f);
+        expect(next.startupCache).toBe('miss');
+        expect(description(next)).toBe('Knows true');
+      });
+    });
+  });
 });
 
 /** Makes the first byte of the first tool's schema line, `{`, a `[`: the file keeps its length and lines. */

@@ -18,6 +18,7 @@ import { stampFile, stampKey, type FileStamp } from './stamps.js';
  * do not cover): such folders load in full at every start.
  * @param read the stamps of the files the load read (absolute paths), taken when it read them; those the walk
  *   stamped are left out, and the icons' files are added
+ * @param environment the environment variables the definitions read while they loaded (environment.ts)
  */
 export function startupCacheOf(
   registry: Registry,
@@ -25,6 +26,7 @@ export function startupCacheOf(
   tools: ExposedTool[],
   warnings: LoadIssue[],
   read: ReadonlyMap<string, FileStamp> = new Map(),
+  environment: readonly string[] = [],
 ): StartupCache | undefined {
   const fileIndex = new Map(stamps.map(([file], i) => [file, i]));
   const definitions: StartupCache['definitions'] = [];
@@ -50,7 +52,15 @@ export function startupCacheOf(
     const stamp = stampFile(file);
     if (!walked.has(stampKey(stamp))) others.set(file, stamp);
   }
-  return { files: stamps, read: [...others.values()], definitions, secretNames: secretNamesOf(registry), warnings, tools };
+  return {
+    files: stamps,
+    read: [...others.values()],
+    definitions,
+    secretNames: secretNamesOf(registry),
+    environment: [...environment],
+    warnings,
+    tools,
+  };
 }
 
 /** The stamps of `read` that are not among the walk's `stamps`: files the load read that the folder's walk does not see. */

@@ -4,7 +4,8 @@
  * without errors, so the next start reads one file instead of importing
  * every definition. It holds the tool catalogue (names, descriptions, JSON
  * Schemas), where each definition lives, the names of the secret variables,
- * and the load's warnings. Never values: nothing from the environment.
+ * and the load's warnings. Never values: of the environment variables the
+ * definitions read, only their names and a digest of their values.
  *
  * Its first line is a JSON header with all of that but each tool's input
  * schema and annotations; those follow, one JSON text a line, and the header
@@ -15,8 +16,9 @@
  * on, a start reads none). Decoding and parsing them all cost a warm start
  * about a third of its time.
  *
- * It is used only when agentport's version, the agents folder and every
- * file's path, size and times (stamps.ts) are the same. Anything else (an
+ * It is used only when agentport's version, the agents folder, every
+ * file's path, size and times (stamps.ts) and the values of the environment
+ * variables the definitions read (environment.ts) are the same. Anything else (an
  * older or newer format, a header that does not parse, lines that are not
  * the length the header gives or not whole, a changed folder) is ignored and
  * the cache is rebuilt. Written to a temporary file and renamed,
@@ -30,12 +32,12 @@ import type { JsonSchema } from '../../definitions/jsonSchema.js';
 import type { SecretNames } from '../../registry/types.js';
 import type { ExposedTool } from '../toolCatalog.js';
 import { VERSION } from '../version.js';
+import { environmentDigest } from './environment.js';
 import { sameFiles, sameStamps, type FileStamp } from './stamps.js';
 
 const STARTUP_CACHE_FILE = 'catalog-v2.jsonl';
-// 5: `read` also holds the modules Node loaded itself and what stands for the packages: a cache written without
-// them is not trusted.
-const FORMAT = 5;
+// 6: the header names the environment variables the definitions read: a cache written without them is not trusted.
+const FORMAT = 6;
 /** What earlier versions saved: removed when the cache is written again. */
 const OLDER_FILES = ['catalog-v1.json'];
 const NEWLINE = 0x0a;
@@ -52,6 +54,8 @@ export interface StartupCache {
   /** Each definition with the index of its file in `files`. */
   definitions: Array<[kind: DefinitionKind, name: string, file: number]>;
   secretNames: SecretNames;
+  /** The environment variables the definitions read while they loaded (environment.ts), sorted. */
+  environment: string[];
   warnings: LoadIssue[];
   tools: ExposedTool[];
   /** What tells this cache from any other written (a search index saved for its tools names it: searchIndexFile.ts). */
@@ -72,6 +76,8 @@ interface CacheHeader extends Omit<StartupCache, 'tools'> {
   agentsDir: string;
   /** What else decides which file an import names (see {@link resolutionSettings}). */
   resolution: string;
+  /** The digest of the values of `environment` when the cache was written ('' when it names none). */
+  environmentDigest: string;
   outputSchemas: Array<ExposedTool['outputSchema']>;
   tools: Array<Omit<ExposedTool, LateField | 'outputSchema'> & Record<LateField, number> & { outputSchema: number }>;
 }
@@ -109,6 +115,7 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
   if (!isCacheHeader(parsed) || parsed.format !== FORMAT || parsed.agentport !== VERSION || parsed.agentsDir !== agentsDir)
     return undefined;
   if (parsed.resolution !== resolutionSettings()) return undefined;
+  if (digestOf(parsed.environment) !== parsed.environmentDigest) return undefined;
   if (parsed.linesBytes !== lines.length) return undefined;
   if (!sameStamps(parsed.files, stamps)) return undefined;
   if (!sameFiles(parsed.read)) return undefined;
@@ -142,6 +149,7 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
     read: parsed.read,
     definitions: parsed.definitions,
     secretNames: parsed.secretNames,
+    environment: parsed.environment,
     warnings: parsed.warnings,
     tools,
     ...(typeof parsed.id === 'string' ? { id: parsed.id } : {}),
@@ -179,6 +187,7 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     agentport: VERSION,
     agentsDir,
     resolution: resolutionSettings(),
+    environmentDigest: digestOf(cache.environment),
     linesBytes: offset,
     ...cache,
     id,
@@ -256,6 +265,9 @@ function parsedWhenRead(tool: ExposedTool, field: LateField, bytes: Buffer, at: 
 }
 
 /** Enough of the shape to read it safely; the format number and version guard the rest. */
+/** A start whose definitions read no variable computes no digest (nor loads node:crypto). */
+const digestOf = (names: readonly string[]): string => (names.length ? environmentDigest(names) : '');
+
 function isCacheHeader(value: unknown): value is CacheHeader {
   if (typeof value !== 'object' || value === null) return false;
   const file = value as Partial<Record<keyof CacheHeader, unknown>>;
@@ -266,6 +278,9 @@ function isCacheHeader(value: unknown): value is CacheHeader {
     Array.isArray(file.tools) &&
     Array.isArray(file.outputSchemas) &&
     Array.isArray(file.warnings) &&
+    Array.isArray(file.environment) &&
+    file.environment.every((name) => typeof name === 'string') &&
+    typeof file.environmentDigest === 'string' &&
     typeof file.secretNames === 'object' &&
     file.secretNames !== null
   );
