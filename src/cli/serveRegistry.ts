@@ -88,20 +88,22 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   const onRead = (file: string) => {
     if (!read.has(file)) read.set(file, stampFile(file));
   };
-  // The environment variables the definitions read are part of the cache's key too (environment.ts).
-  const { result: full, names: environment } = await readingEnvironment(() =>
-    loadForCommand(options, { onRead, ...(options.env ? { env: options.env } : {}) }),
-  );
-  const { registry, issues, errors } = full;
+  // The environment variables the definitions read are part of the cache's key too (environment.ts): watched while
+  // they load and while the catalogue is built (a lazy schema, say, is evaluated only then).
+  const { result, environment } = await readingEnvironment(agentsDir, async () => {
+    const full = await loadForCommand(options, { onRead, ...(options.env ? { env: options.env } : {}) });
+    if (full.errors.length) return { full };
+    try {
+      return { full, tools: buildToolCatalog(full.registry) };
+    } catch {
+      // An unreadable icon: the server reports it when it builds the catalogue itself.
+      return { full };
+    }
+  });
+  const { registry, issues, errors } = result.full;
   const dependencies = outsideTheWalk(stamps, read);
-  if (errors.length) return { registry, issues, errors, startupCache: 'miss', stamps, dependencies };
-  let tools: ExposedTool[];
-  try {
-    tools = buildToolCatalog(registry);
-  } catch {
-    // An unreadable icon: the server reports it when it builds the catalogue itself.
-    return { registry, issues, errors, startupCache: 'miss', stamps, dependencies };
-  }
+  const { tools } = result;
+  if (errors.length || !tools) return { registry, issues, errors, startupCache: 'miss', stamps, dependencies };
   const content = startupCacheOf(
     registry,
     stamps,

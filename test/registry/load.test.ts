@@ -250,19 +250,23 @@ describe('a folder full of mistakes', () => {
     expect(errors[1]!.message).toBe('unknown model "nope"');
   });
 
-  it('names the define function and what it was given when a definition is not an object', async () => {
+  it('names the define function and what it was given when a definition is not an object it can mark', async () => {
     const dir = agentsFolder({
       'models/m.ts': MODEL,
       'tools/none.js': `import { defineTool } from 'agentport';\nexport default defineTool();\n`,
       'prompts/text.ts': `import { definePrompt } from 'agentport';\nexport default definePrompt('hello' as never);\n`,
       'hooks/list.ts': `import { defineHook } from 'agentport';\nexport default defineHook([] as never);\n`,
+      'tools/twice.ts': `import { definePrompt, defineTool } from 'agentport';\nexport default defineTool(definePrompt({ name: 'p' } as never) as never);\n`,
+      'tools/frozen.ts': `import { defineTool } from 'agentport';\nexport default defineTool(Object.freeze({ description: 'x' }) as never);\n`,
     });
     const { issues } = await loadRegistry({ agentsDir: dir });
     const messages = Object.fromEntries(errorsOf(issues).map((issue) => [path.basename(issue.file), issue.message]));
     expect(messages).toEqual({
       'none.js': 'cannot load: defineTool() takes the definition as an object; it was given undefined',
-      'text.ts': 'cannot load: definePrompt() takes the definition as an object; it was given string',
+      'text.ts': 'cannot load: definePrompt() takes the definition as an object; it was given a string',
       'list.ts': 'cannot load: defineHook() takes the definition as an object; it was given an array',
+      'twice.ts': 'cannot load: defineTool() was given what definePrompt() made: a definition has one kind',
+      'frozen.ts': 'cannot load: defineTool() cannot mark a frozen or sealed object: pass the definition before freezing it',
     });
   });
 

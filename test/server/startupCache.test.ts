@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { types } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadForServe } from '../../src/cli/serveRegistry.js';
 import { ToolSearchIndex } from '../../src/search/toolIndex.js';
@@ -573,6 +574,62 @@ describe('the start-up cache', () => {
         expect(next.startupCache).toBe('miss');
         expect(description(next)).toBe('Knows true');
       });
+    });
+
+    /** The variables the saved cache names. */
+    const namedVariables = (f: { dataDir: string }): unknown => {
+      const text = readFileSync(startupCachePath(f.dataDir), 'utf8');
+      return (JSON.parse(text.slice(0, text.indexOf('\n'))) as { environment: { names: unknown } }).environment.names;
+    };
+
+    it("names none when the definitions read none: agentport's own reads, Node's and a child process's do not count", async () => {
+      const f = folder();
+      writeFiles(f.agentsDir, {
+        'prompts/beta.ts': prompt(
+          'beta',
+          "import { execFileSync } from 'node:child_process';\nexecFileSync(process.execPath, ['-e', '']);",
+        ),
+      });
+      expect((await load(f)).startupCache).toBe('miss');
+      expect(namedVariables(f)).toEqual([]);
+      await withVariable(OTHER, 'x', async () => expect((await load(f)).startupCache).toBe('hit'));
+    });
+
+    it('counts reads in helpers jiti loads, through node:process, and while the catalogue is built', async () => {
+      const f = folder();
+      writeFiles(f.agentsDir, {
+        'lib/words.ts': `export const word = () => process.env.${VARIABLE} ?? 'unset';\n`,
+        'prompts/beta.ts': reading('word()', "import { word } from '../lib/words';"),
+        'prompts/gamma.ts': prompt('gamma', "import { env } from 'node:process';\nexport const flag = env.AGENTPORT_TEST_GAMMA;"),
+        'prompts/delta.ts': prompt('delta').replace(
+          "z.object({ text: z.string().describe('What to work on') })",
+          "z.object({ text: z.lazy(() => z.string().describe(process.env.AGENTPORT_TEST_DELTA ?? 'unset')) })",
+        ),
+      });
+      await load(f);
+      expect(namedVariables(f)).toEqual([VARIABLE, 'AGENTPORT_TEST_DELTA', 'AGENTPORT_TEST_GAMMA']);
+      // After the load, process.env and node:process's export are the environment itself again.
+      expect(types.isProxy(process.env)).toBe(false);
+      expect(types.isProxy((await import('node:process')).env)).toBe(false);
+      await withVariable('AGENTPORT_TEST_DELTA', 'changed', async () => expect((await load(f)).startupCache).toBe('miss'));
+    });
+
+    it('lets definitions write variables, and keys on the values the load started with', async () => {
+      const f = folder();
+      writeFiles(f.agentsDir, {
+        'prompts/beta.ts': reading(`(process.env.${VARIABLE} ??= 'default') + ' ' + (process.env.${OTHER} = 'overwritten')`),
+      });
+      await withVariable(OTHER, 'given', async () => {
+        const cold = await load(f);
+        expect(cold.errors).toEqual([]);
+        expect(description(cold)).toBe('default overwritten');
+      });
+      // The load's own writes do not make the next start a full load (nor did the write count as a read of OTHER).
+      delete process.env[VARIABLE];
+      delete process.env[OTHER];
+      expect(namedVariables(f)).toEqual([VARIABLE]);
+      expect((await load(f)).startupCache).toBe('hit');
+      await withVariable(VARIABLE, 'given', async () => expect((await load(f)).startupCache).toBe('miss'));
     });
   });
 });

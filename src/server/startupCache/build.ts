@@ -10,6 +10,7 @@ import { secretNamesOf } from '../../registry/secretNames.js';
 import type { Registry } from '../../registry/types.js';
 import type { ExposedTool } from '../toolCatalog.js';
 import type { StartupCache } from './cacheFile.js';
+import type { EnvironmentKey } from './environment.js';
 import { stampFile, stampKey, type FileStamp } from './stamps.js';
 
 /**
@@ -26,7 +27,7 @@ export function startupCacheOf(
   tools: ExposedTool[],
   warnings: LoadIssue[],
   read: ReadonlyMap<string, FileStamp> = new Map(),
-  environment: readonly string[] = [],
+  environment: EnvironmentKey = { names: [], digest: '' },
 ): StartupCache | undefined {
   const fileIndex = new Map(stamps.map(([file], i) => [file, i]));
   const definitions: StartupCache['definitions'] = [];
@@ -57,7 +58,7 @@ export function startupCacheOf(
     read: [...others.values()],
     definitions,
     secretNames: secretNamesOf(registry),
-    environment: [...environment],
+    environment,
     warnings,
     tools,
   };

@@ -32,7 +32,7 @@ import type { JsonSchema } from '../../definitions/jsonSchema.js';
 import type { SecretNames } from '../../registry/types.js';
 import type { ExposedTool } from '../toolCatalog.js';
 import { VERSION } from '../version.js';
-import { environmentDigest } from './environment.js';
+import { environmentDigest, type EnvironmentKey } from './environment.js';
 import { sameFiles, sameStamps, type FileStamp } from './stamps.js';
 
 const STARTUP_CACHE_FILE = 'catalog-v2.jsonl';
@@ -54,8 +54,8 @@ export interface StartupCache {
   /** Each definition with the index of its file in `files`. */
   definitions: Array<[kind: DefinitionKind, name: string, file: number]>;
   secretNames: SecretNames;
-  /** The environment variables the definitions read while they loaded (environment.ts), sorted. */
-  environment: string[];
+  /** The environment variables the definitions read while they loaded, with a digest of their values (environment.ts). */
+  environment: EnvironmentKey;
   warnings: LoadIssue[];
   tools: ExposedTool[];
   /** What tells this cache from any other written (a search index saved for its tools names it: searchIndexFile.ts). */
@@ -76,8 +76,6 @@ interface CacheHeader extends Omit<StartupCache, 'tools'> {
   agentsDir: string;
   /** What else decides which file an import names (see {@link resolutionSettings}). */
   resolution: string;
-  /** The digest of the values of `environment` when the cache was written ('' when it names none). */
-  environmentDigest: string;
   outputSchemas: Array<ExposedTool['outputSchema']>;
   tools: Array<Omit<ExposedTool, LateField | 'outputSchema'> & Record<LateField, number> & { outputSchema: number }>;
 }
@@ -115,10 +113,12 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
   if (!isCacheHeader(parsed) || parsed.format !== FORMAT || parsed.agentport !== VERSION || parsed.agentsDir !== agentsDir)
     return undefined;
   if (parsed.resolution !== resolutionSettings()) return undefined;
-  if (digestOf(parsed.environment) !== parsed.environmentDigest) return undefined;
   if (parsed.linesBytes !== lines.length) return undefined;
   if (!sameStamps(parsed.files, stamps)) return undefined;
   if (!sameFiles(parsed.read)) return undefined;
+  // Last: only a cache that names variables computes a digest (and loads node:crypto for it).
+  const { names, digest } = parsed.environment;
+  if (names.length > 0 && environmentDigest(names) !== digest) return undefined;
   // A file edited by hand can still parse: a definition must point at a stamped file.
   for (const [kind, name, at] of parsed.definitions) {
     if (!KINDS.has(kind) || typeof name !== 'string' || !Number.isInteger(at) || at < 0 || at >= parsed.files.length) return undefined;
@@ -187,7 +187,6 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     agentport: VERSION,
     agentsDir,
     resolution: resolutionSettings(),
-    environmentDigest: digestOf(cache.environment),
     linesBytes: offset,
     ...cache,
     id,
@@ -265,9 +264,6 @@ function parsedWhenRead(tool: ExposedTool, field: LateField, bytes: Buffer, at: 
 }
 
 /** Enough of the shape to read it safely; the format number and version guard the rest. */
-/** A start whose definitions read no variable computes no digest (nor loads node:crypto). */
-const digestOf = (names: readonly string[]): string => (names.length ? environmentDigest(names) : '');
-
 function isCacheHeader(value: unknown): value is CacheHeader {
   if (typeof value !== 'object' || value === null) return false;
   const file = value as Partial<Record<keyof CacheHeader, unknown>>;
@@ -278,10 +274,14 @@ function isCacheHeader(value: unknown): value is CacheHeader {
     Array.isArray(file.tools) &&
     Array.isArray(file.outputSchemas) &&
     Array.isArray(file.warnings) &&
-    Array.isArray(file.environment) &&
-    file.environment.every((name) => typeof name === 'string') &&
-    typeof file.environmentDigest === 'string' &&
+    isEnvironmentKey(file.environment) &&
     typeof file.secretNames === 'object' &&
     file.secretNames !== null
   );
+}
+
+function isEnvironmentKey(value: unknown): value is EnvironmentKey {
+  if (typeof value !== 'object' || value === null) return false;
+  const { names, digest } = value as Partial<Record<keyof EnvironmentKey, unknown>>;
+  return Array.isArray(names) && names.every((name) => typeof name === 'string') && typeof digest === 'string';
 }

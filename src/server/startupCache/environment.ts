@@ -3,11 +3,17 @@
  * behind a flag): their values shaped what the start-up cache holds, so a start under other values must load in
  * full. The cache keeps their names and a digest of their values, never the values (secrets live there).
  *
- * A read counts when the code that made it is neither agentport's own nor a package's (a file under a
- * `node_modules` folder): packages look at the environment for their own ends (CI detection, colours, debug
- * switches), and counting those would make every start in another terminal a full load. Code that lists the
- * whole environment (`Object.keys(process.env)`, a spread) makes all of it part of the key.
+ * A read counts when the code that made it (the innermost frame with a file) is the definitions' own: a file under
+ * the agents folder outside its `node_modules`, or a helper elsewhere outside any `node_modules`. Not agentport's
+ * own code, not Node's (a child process or a worker handed the whole environment), not a package's: packages look
+ * at the environment for their own ends (CI detection, colours, debug switches), and counting those would make
+ * every start in another terminal a full load. Code that lists the whole environment (`Object.keys(process.env)`,
+ * a spread) makes all of it part of the key. Writes go through and count as nothing.
+ *
+ * The digest is of the values the load started with: a variable a definition sets itself (a default, a `.env`
+ * file it loads) is set again the same way by the next full load, and a start compares before anything runs.
  */
+import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installationRoot } from '../../installation.js';
@@ -19,22 +25,35 @@ const WHOLE_ENVIRONMENT = '*';
 /** A trap of the proxy over `process.env`: where the stack of an access is cut. */
 type Trap = (...args: never[]) => unknown;
 
-/** Frames looked at to find who read a variable: the reader is the first one outside Node. */
+/** Frames looked at to find who read a variable. */
 const STACK_FRAMES = 10;
 
+const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
+
+/** What the definitions read of the environment during a load. */
+export interface EnvironmentKey {
+  /** The variables' names, sorted ({@link WHOLE_ENVIRONMENT} when the definitions listed them); none most often. */
+  names: string[];
+  /** {@link environmentDigest} of the values the load started with ('' when `names` is empty). */
+  digest: string;
+}
+
 /**
- * Runs `work` (a full load) with `process.env` watched, and returns its result with the names of the variables the
- * definitions read (sorted; {@link WHOLE_ENVIRONMENT} when they listed them).
+ * Runs `work` (a full load of `agentsDir`, and whatever else evaluates the definitions, such as building the tool
+ * catalogue) with `process.env` watched, and returns its result with what the definitions read.
  */
-export async function readingEnvironment<T>(work: () => Promise<T>): Promise<{ result: T; names: string[] }> {
+export async function readingEnvironment<T>(
+  agentsDir: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; environment: EnvironmentKey }> {
   const environment = process.env;
+  const before = { ...environment };
   const names = new Set<string>();
-  const own = ownFolders();
-  /** Whether the code that made the access `trap` answers is a definition's (see above). */
-  const counts = (trap: Trap): boolean => {
-    const file = readerFile(trap);
-    return file !== undefined && !file.includes(`${path.sep}node_modules${path.sep}`) && !own.some((folder) => file.startsWith(folder));
-  };
+  const isDefinitions = definitionsCode(agentsDir);
+  // Code that kept the proxy (`const env = process.env`, node:process's `env` export) can use it after the load:
+  // from then on it only passes accesses through.
+  let watching = true;
+  const counts = (trap: Trap): boolean => watching && isDefinitions(readerFile(trap));
   const record = (trap: Trap, name: string | symbol) => {
     if (typeof name === 'string' && !names.has(name) && counts(trap)) names.add(name);
   };
@@ -54,33 +73,65 @@ export async function readingEnvironment<T>(work: () => Promise<T>): Promise<{ r
     if (counts(ownKeys)) names.add(WHOLE_ENVIRONMENT);
     return Reflect.ownKeys(target);
   };
-  const handler: ProxyHandler<NodeJS.ProcessEnv> = { get, has, getOwnPropertyDescriptor, ownKeys };
-  const watched = new Proxy(environment, handler);
+  // Written to the environment itself (not through the proxy, which Node's environment object refuses as a receiver).
+  const set = (target: NodeJS.ProcessEnv, name: string | symbol, value: unknown): boolean => Reflect.set(target, name, value);
+  const watched = new Proxy(environment, { get, has, getOwnPropertyDescriptor, ownKeys, set });
   process.env = watched;
+  // `import { env } from 'node:process'` in a definition meets the proxy too.
+  syncBuiltinESMExports();
   try {
     const result = await work();
-    return { result, names: [...names].sort() };
+    const sorted = [...names].sort();
+    return { result, environment: { names: sorted, digest: sorted.length ? environmentDigest(sorted, before) : '' } };
   } finally {
+    watching = false;
     // Unless the work put another environment in place itself.
-    if (process.env === watched) process.env = environment;
+    if (process.env === watched) {
+      process.env = environment;
+      syncBuiltinESMExports();
+    }
   }
 }
 
-/** A digest of the variables' present values (absent ones included as absent): equal digests, equal values. */
-export function environmentDigest(names: readonly string[]): string {
+/** A digest of the variables' values in `environment` (absent ones included as absent): equal digests, equal values. */
+export function environmentDigest(names: readonly string[], environment: NodeJS.ProcessEnv = process.env): string {
   const values = names.includes(WHOLE_ENVIRONMENT)
-    ? Object.entries(process.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    : names.map((name) => [name, process.env[name] ?? null]);
+    ? Object.entries(environment).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    : names.map((name) => [name, environment[name] ?? null]);
   return sha256Hex(JSON.stringify(values));
 }
 
-/** agentport's own code: the sources and what the build made of them. */
-function ownFolders(): string[] {
-  const root = installationRoot() ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-  return [path.join(root, 'src') + path.sep, path.join(root, 'dist') + path.sep];
+/** Whether a file is the definitions' own code (see above). */
+function definitionsCode(agentsDir: string): (file: string | undefined) => boolean {
+  const folder = path.resolve(agentsDir) + path.sep;
+  const own = ownRoots().flatMap((root) => [path.join(root, 'src') + path.sep, path.join(root, 'dist') + path.sep]);
+  return (file) => {
+    if (file === undefined || file.startsWith('node:')) return false;
+    // An agents folder may itself lie in a node_modules folder (shipped in a package): only its own packages are out.
+    if (file.startsWith(folder)) return !file.slice(folder.length - 1).includes(NODE_MODULES);
+    return !file.includes(NODE_MODULES) && !own.some((prefix) => file.startsWith(prefix));
+  };
 }
 
-/** The file of the code that made the access `trap` answers: the first frame outside Node's own modules. */
+/**
+ * agentport's installation, as its real path and as the path this module was loaded by (another, through a link,
+ * under `--preserve-symlinks`): the folder above the `src` or `dist` folder this module lies in.
+ */
+function ownRoots(): string[] {
+  const roots = new Set<string>();
+  const real = installationRoot();
+  if (real) roots.add(real);
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); path.dirname(dir) !== dir; dir = path.dirname(dir)) {
+    const name = path.basename(dir);
+    if (name === 'src' || name === 'dist') {
+      roots.add(path.dirname(dir));
+      break;
+    }
+  }
+  return [...roots];
+}
+
+/** The file of the code that made the access `trap` answers: the innermost frame that names a file. */
 function readerFile(trap: Trap): string | undefined {
   // Put back as they were, never called here.
   // eslint-disable-next-line @typescript-eslint/unbound-method
@@ -99,8 +150,7 @@ function readerFile(trap: Trap): string | undefined {
   }
   for (const frame of Array.isArray(frames) ? frames : []) {
     const file = frame.getFileName();
-    if (!file || file.startsWith('node:')) continue;
-    return file.startsWith('file:') ? fileURLToPath(file) : file;
+    if (file) return file.startsWith('file:') ? fileURLToPath(file) : file;
   }
   return undefined;
 }
