@@ -30,6 +30,11 @@ export interface LoadedForServe extends LoadedForCommand {
   /** The folder's files as they were before it was read (what `--watch` compares against once it watches). */
   stamps: FileStamp[];
   /**
+   * With `deferCacheWrite`, after a full load that can be cached: writes the start-up cache (once; later calls do
+   * nothing). `serve` calls it once it answers, so a first start's answers do not wait for the write.
+   */
+  saveStartupCache?: () => void;
+  /**
    * Files the load read or depended on that the folder's walk does not see (helpers outside it or in a dot-folder,
    * packages' manifests), by absolute path, as they were when read: `--watch` looks at them too.
    */
@@ -42,6 +47,8 @@ export interface ServeLoadOptions extends DirOptions {
   /** Whether the start reads every tool's input schema (tool search off) or only the always-loaded ones'. */
   searchSettings?: ToolSearchSettings;
   exposeUpstream?: boolean | undefined;
+  /** Leave the start-up cache's writing to the caller (`saveStartupCache`) instead of writing it before returning. */
+  deferCacheWrite?: boolean;
 }
 
 export async function loadForServe(options: ServeLoadOptions): Promise<LoadedForServe> {
@@ -104,25 +111,36 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   const dependencies = outsideTheWalk(stamps, read);
   const { tools } = result;
   if (errors.length || !tools) return { registry, issues, errors, startupCache: 'miss', stamps, dependencies };
-  const content = startupCacheOf(
-    registry,
-    stamps,
-    tools,
-    issues.filter((i) => i.severity === 'warning' && i.file !== upstreamFile),
-    read,
-    environment,
-  );
-  let saved: { savedSearchIndex: SavedSearchIndex } | undefined;
-  if (content) {
+  const warnings = issues.filter((i) => i.severity === 'warning' && i.file !== upstreamFile);
+  // The id is chosen now, so the search index built meanwhile can be saved under it before the cache is written.
+  const id = crypto.randomUUID();
+  let pending = true;
+  const save = (): void => {
+    if (!pending) return;
+    pending = false;
+    const content = startupCacheOf(registry, stamps, tools, warnings, read, environment);
+    if (!content) return;
     try {
-      saved = { savedSearchIndex: savedSearchIndex(dataDir, writeStartupCache(cacheFile, agentsDir, content)) };
+      writeStartupCache(cacheFile, agentsDir, content, id);
     } catch (error) {
       log.warn(
         `start-up cache not saved (${error instanceof Error ? error.message : String(error)}): the next start loads the folder in full again`,
       );
     }
-  }
-  return { registry, issues, errors, tools, startupCache: 'miss', stamps, dependencies, ...saved };
+  };
+  // No index is saved for a folder whose cache will not be (startupCacheOf: one with .prompty files).
+  const index = hasPromptyFiles(registry) ? {} : { savedSearchIndex: savedSearchIndex(dataDir, id) };
+  const loaded = { registry, issues, errors, tools, startupCache: 'miss' as const, stamps, dependencies, ...index };
+  if (options.deferCacheWrite) return { ...loaded, saveStartupCache: save };
+  save();
+  return loaded;
+}
+
+/** Whether a definition of the folder comes from a `.prompty` file (such folders are not cached). */
+function hasPromptyFiles(registry: LoadedForCommand['registry']): boolean {
+  return [registry.models, registry.prompts, registry.tools, registry.hooks, registry.agents].some((entries) =>
+    [...entries.values()].some((entry: { file: string }) => entry.file.endsWith('.prompty')),
+  );
 }
 
 /**

@@ -85,6 +85,41 @@ describe('serve with the start-up cache', () => {
     expect(model.unexpected).toEqual([]);
   }, 60_000);
 
+  it('writes the cache after it first answers: a moment later while it serves, or when it stops', async () => {
+    const serving = path.join(root, '.agentport-serving');
+    const first = await connectStdio('legacy', { agentsDir, dataDir: serving, env: env() });
+    const cache = path.join(serving, 'cache', 'catalog-v2.jsonl');
+    try {
+      await first.client.listTools();
+      const listedAt = Date.now();
+      const deadline = listedAt + 10_000;
+      while (!existsSync(cache) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      // Written by the server still running, after its answer (mtime has at worst a clock tick's grain).
+      expect(existsSync(cache)).toBe(true);
+      expect(statSync(cache).mtimeMs).toBeGreaterThanOrEqual(listedAt - 20);
+    } finally {
+      await first.client.close();
+    }
+    // Stopped right after its answer, a server still leaves the cache (the other test's first start shows the same).
+    const stopping = path.join(root, '.agentport-stopping');
+    const second = await connectStdio('legacy', { agentsDir, dataDir: stopping, env: env() });
+    await second.client.listTools();
+    await second.client.close();
+    const written = path.join(stopping, 'cache', 'catalog-v2.jsonl');
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(written) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(existsSync(written)).toBe(true);
+    // The next start answers from it: it lists the tools without importing alpha.ts.
+    rmSync(marker, { force: true });
+    const warm = await connectStdio('legacy', { agentsDir, dataDir: stopping, env: env() });
+    try {
+      expect((await warm.client.listTools()).tools.map((tool) => tool.name)).toContain('alpha');
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      await warm.client.close();
+    }
+  });
+
   it('loads in full again, and refuses to start, when a file changed into one with errors', async () => {
     writeFileSync(path.join(agentsDir, 'prompts', 'beta.ts'), promptFile('beta').replace("model: 'm'", "model: 'nope'"));
     const { spawnSync } = await import('node:child_process');

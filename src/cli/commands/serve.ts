@@ -34,6 +34,9 @@ interface ServeOptions extends DirOptions {
   watch?: boolean;
 }
 
+/** How long after the server starts answering its start-up cache is written (see saveStartupCacheSoon). */
+const SAVE_CACHE_AFTER_MS = 1000;
+
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
@@ -106,7 +109,8 @@ export function registerServeCommand(program: Command): void {
       let loaded;
       try {
         const { loadForServe } = await import('../serveRegistry.js');
-        loaded = await loadForServe({ ...options, searchSettings: { mode, threshold } });
+        // Its start-up cache is written once the server answers (saveStartupCache below), not before.
+        loaded = await loadForServe({ ...options, searchSettings: { mode, threshold }, deferCacheWrite: true });
         // Secrets the folder declares, with values in the environment, are hidden from what loading printed.
         const { hideDeclaredSecrets } = await import('../../runtime/variables/declaredSecrets.js');
         hideDeclaredSecrets(loaded.registry, process.env);
@@ -270,6 +274,8 @@ export function registerServeCommand(program: Command): void {
         if (stopping) return;
         stopping = true;
         log.info(`stopping (${why})`);
+        // A server stopped before the cache's turn came (a host that lists the tools and goes) still leaves it.
+        loaded.saveStartupCache?.();
         const deadline = setTimeout(() => process.exit(0), graceMs + 2000);
         deadline.unref();
         // No reload starts while stopping.
@@ -293,6 +299,7 @@ export function registerServeCommand(program: Command): void {
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
         if (options.watch) watching = await startWatching();
+        saveStartupCacheSoon(loaded);
         log.info(
           `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} on stdio${options.watch ? ', reloading it on changes' : ''}`,
         );
@@ -313,6 +320,7 @@ export function registerServeCommand(program: Command): void {
         process.once('SIGINT', () => stop('SIGINT', () => running.close()));
         process.once('SIGTERM', () => stop('SIGTERM', () => running.close()));
         if (options.watch) watching = await startWatching();
+        saveStartupCacheSoon(loaded);
         log.info(
           `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}${oauth ? ` (OAuth: tokens from ${oauth.issuer})` : ''}${options.watch ? ', reloading it on changes' : ''}`,
         );
@@ -320,4 +328,14 @@ export function registerServeCommand(program: Command): void {
         fail(error instanceof Error ? error.message : String(error));
       }
     });
+}
+
+/**
+ * After a full load, the start-up cache is written a moment after the server starts answering: a host's first
+ * requests (initialize, tools/list) come at once, and writing the cache of a big folder takes the main thread for a
+ * while (about 150 ms at 10,000 tools on the benchmark machine).
+ */
+function saveStartupCacheSoon(loaded: { saveStartupCache?: () => void }): void {
+  const { saveStartupCache } = loaded;
+  if (saveStartupCache) setTimeout(saveStartupCache, SAVE_CACHE_AFTER_MS).unref();
 }

@@ -156,8 +156,11 @@ export function readStartupCache(file: string, agentsDir: string, stamps: readon
   };
 }
 
-/** Writes the cache; returns the id it was written with. */
-export function writeStartupCache(file: string, agentsDir: string, cache: StartupCache): string {
+/**
+ * Writes the cache under `id` (a new one unless given; the global Web Crypto makes it, so node:crypto loads when a
+ * cache is written, not at every start that reads one); returns the id.
+ */
+export function writeStartupCache(file: string, agentsDir: string, cache: StartupCache, id: string = crypto.randomUUID()): string {
   const outputSchemas: JsonSchema[] = [];
   const known = new Map<string, number>();
   const lines: string[] = [];
@@ -180,8 +183,6 @@ export function writeStartupCache(file: string, agentsDir: string, cache: Startu
     // The whole tool spread first: the fields replaced keep their places.
     return { ...tool, inputSchema: lineOf(tool.inputSchema), annotations: lineOf(tool.annotations), outputSchema: at };
   });
-  // The global Web Crypto: node:crypto loads when a cache is written, not at every start that reads one.
-  const id = crypto.randomUUID();
   const header: CacheHeader = {
     format: FORMAT,
     agentport: VERSION,
