@@ -114,15 +114,23 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   const dependencies = outsideTheWalk(stamps, read);
   const { tools } = result;
   if (errors.length || !tools) return { registry, issues, errors, startupCache: 'miss', stamps, dependencies };
-  const warnings = issues.filter((i) => i.severity === 'warning' && i.file !== upstreamFile);
-  // The id is chosen now, so the search index built meanwhile can be saved under it before the cache is written.
+  // Made now, with the stamps of the files it names taken as they are now (an icon outside the walk, say): only the
+  // writing waits. The id is chosen here, so the search index built meanwhile can be saved under it first.
+  const content = startupCacheOf(
+    registry,
+    stamps,
+    tools,
+    issues.filter((i) => i.severity === 'warning' && i.file !== upstreamFile),
+    read,
+    environment,
+  );
+  const loaded = { registry, issues, errors, tools, startupCache: 'miss' as const, stamps, dependencies };
+  if (!content) return loaded;
   const id = crypto.randomUUID();
   let pending = true;
   const save = (): void => {
     if (!pending) return;
     pending = false;
-    const content = startupCacheOf(registry, stamps, tools, warnings, read, environment);
-    if (!content) return;
     try {
       writeStartupCache(cacheFile, agentsDir, content, id);
     } catch (error) {
@@ -131,19 +139,10 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
       );
     }
   };
-  // No index is saved for a folder whose cache will not be (startupCacheOf: one with .prompty files).
-  const index = hasPromptyFiles(registry) ? {} : { savedSearchIndex: savedSearchIndex(dataDir, id) };
-  const loaded = { registry, issues, errors, tools, startupCache: 'miss' as const, stamps, dependencies, ...index };
-  if (options.deferCacheWrite) return { ...loaded, saveStartupCache: save };
+  const withIndex = { ...loaded, savedSearchIndex: savedSearchIndex(dataDir, id) };
+  if (options.deferCacheWrite) return { ...withIndex, saveStartupCache: save };
   save();
-  return loaded;
-}
-
-/** Whether a definition of the folder comes from a `.prompty` file (such folders are not cached). */
-function hasPromptyFiles(registry: LoadedForCommand['registry']): boolean {
-  return [registry.models, registry.prompts, registry.tools, registry.hooks, registry.agents].some((entries) =>
-    [...entries.values()].some((entry: { file: string }) => entry.file.endsWith('.prompty')),
-  );
+  return withIndex;
 }
 
 /**

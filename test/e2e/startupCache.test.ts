@@ -100,6 +100,15 @@ describe('serve with the start-up cache', () => {
     } finally {
       await first.client.close();
     }
+    // The cache the running server wrote is the one the next start answers from (it does not import alpha.ts).
+    rmSync(marker, { force: true });
+    const again = await connectStdio('legacy', { agentsDir, dataDir: serving, env: env() });
+    try {
+      expect((await again.client.listTools()).tools.map((tool) => tool.name)).toContain('alpha');
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      await again.client.close();
+    }
     // Stopped right after its answer, a server still leaves the cache (the other test's first start shows the same).
     const stopping = path.join(root, '.agentport-stopping');
     const second = await connectStdio('legacy', { agentsDir, dataDir: stopping, env: env() });
@@ -115,6 +124,41 @@ describe('serve with the start-up cache', () => {
     try {
       expect((await warm.client.listTools()).tools.map((tool) => tool.name)).toContain('alpha');
       expect(existsSync(marker)).toBe(false);
+    } finally {
+      await warm.client.close();
+    }
+  });
+
+  it('keys a cache written after its answer by the icon it listed, not by the icon at the time of writing', async () => {
+    const iconAgents = path.join(root, 'icon-agents');
+    const iconData = path.join(root, '.agentport-icon');
+    const svg = (fill: string) => `<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1" fill="${fill}"/></svg>`;
+    writeFiles(iconAgents, {
+      'models/m.ts': MODEL,
+      'prompts/gamma.ts': promptFile('gamma').replace('exposeAsTool: true,', "exposeAsTool: true, icon: '.assets/icon.svg',"),
+      // In a dot-folder: the walk does not stamp it, the load stamps it as a file the catalogue read.
+      '.assets/icon.svg': svg('red'),
+    });
+    const iconsOf = async (client: Awaited<ReturnType<typeof connectStdio>>['client']) =>
+      JSON.stringify((await client.listTools()).tools.find((tool) => tool.name === 'gamma')?.icons);
+    const cold = await connectStdio('legacy', { agentsDir: iconAgents, dataDir: iconData, env: env() });
+    let listed: string;
+    try {
+      listed = await iconsOf(cold.client);
+      // Changed after the answer, before the cache is written.
+      writeFileSync(path.join(iconAgents, '.assets', 'icon.svg'), svg('blue'));
+      const cache = path.join(iconData, 'cache', 'catalog-v2.jsonl');
+      const deadline = Date.now() + 10_000;
+      while (!existsSync(cache) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(existsSync(cache)).toBe(true);
+    } finally {
+      await cold.client.close();
+    }
+    const warm = await connectStdio('legacy', { agentsDir: iconAgents, dataDir: iconData, env: env() });
+    try {
+      const now = await iconsOf(warm.client);
+      expect(now).not.toBe(listed);
+      expect(now).toContain(Buffer.from(svg('blue')).toString('base64'));
     } finally {
       await warm.client.close();
     }

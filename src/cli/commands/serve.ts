@@ -111,6 +111,8 @@ export function registerServeCommand(program: Command): void {
         const { loadForServe } = await import('../serveRegistry.js');
         // Its start-up cache is written once the server answers (saveStartupCache below), not before.
         loaded = await loadForServe({ ...options, searchSettings: { mode, threshold }, deferCacheWrite: true });
+        // However the process ends from here on (a setting refused below, a port in use), short of being killed.
+        if (loaded.saveStartupCache) process.once('exit', loaded.saveStartupCache);
         // Secrets the folder declares, with values in the environment, are hidden from what loading printed.
         const { hideDeclaredSecrets } = await import('../../runtime/variables/declaredSecrets.js');
         hideDeclaredSecrets(loaded.registry, process.env);
@@ -267,15 +269,14 @@ export function registerServeCommand(program: Command): void {
         fail(`--shutdown-grace must be a number of seconds, got "${options.shutdownGrace}"`);
         return;
       }
-      // SIGTERM, SIGINT and (stdio) stdin closing: running work is interrupted and recorded, then the process exits.
+      // SIGTERM, SIGINT, SIGHUP (a closed terminal) and (stdio) stdin closing: running work is interrupted and recorded,
+      // then the process exits.
       let stopping = false;
       let watching: import('../watch.js').AgentsWatch | undefined;
       const stop = (why: string, close?: () => Promise<void>) => {
         if (stopping) return;
         stopping = true;
         log.info(`stopping (${why})`);
-        // A server stopped before the cache's turn came (a host that lists the tools and goes) still leaves it.
-        loaded.saveStartupCache?.();
         const deadline = setTimeout(() => process.exit(0), graceMs + 2000);
         deadline.unref();
         // No reload starts while stopping.
@@ -287,6 +288,9 @@ export function registerServeCommand(program: Command): void {
           .then(() => close?.())
           .catch(() => {})
           .finally(() => process.exit(0));
+        // A server stopped before the cache's turn came (a host that lists the tools and goes) still leaves it: written
+        // once the runs have been told to stop, while they record it.
+        loaded.saveStartupCache?.();
       };
       if (!options.http) {
         const maxMessageMb = Number(options.maxMessageMb);
@@ -298,6 +302,7 @@ export function registerServeCommand(program: Command): void {
         startStdio(server, { maxMessageMb, ...(protocolOutput ? { output: protocolOutput } : {}), onEnd: () => stop('stdin closed') });
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGHUP', () => stop('SIGHUP'));
         if (options.watch) watching = await startWatching();
         saveStartupCacheSoon(loaded);
         log.info(
@@ -319,6 +324,7 @@ export function registerServeCommand(program: Command): void {
         });
         process.once('SIGINT', () => stop('SIGINT', () => running.close()));
         process.once('SIGTERM', () => stop('SIGTERM', () => running.close()));
+        process.once('SIGHUP', () => stop('SIGHUP', () => running.close()));
         if (options.watch) watching = await startWatching();
         saveStartupCacheSoon(loaded);
         log.info(
