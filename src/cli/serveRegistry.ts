@@ -124,7 +124,8 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     read,
     environment,
   );
-  const loaded = { registry, issues, errors, tools, startupCache: 'miss' as const, stamps, dependencies };
+  // With a cache, `--watch` looks at what it names outside the walk, as after a start from it (icons included).
+  const loaded = { registry, issues, errors, tools, startupCache: 'miss' as const, stamps, dependencies: content?.read ?? dependencies };
   if (!content) return loaded;
   const id = crypto.randomUUID();
   let pending = true;

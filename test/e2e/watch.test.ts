@@ -203,6 +203,35 @@ describe('serve --watch over stdio', () => {
     expect(await watchAndEdit('Greets all, always by name.')).toBe(false);
   });
 
+  it('an icon in a dot-folder is watched after a full load too', async () => {
+    const dir = copyOfFixture();
+    const svg = (fill: string) => `<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1" fill="${fill}"/></svg>`;
+    mkdirSync(path.join(dir, '.assets'), { recursive: true });
+    writeFileSync(path.join(dir, '.assets', 'icon.svg'), svg('red'));
+    edit(
+      path.join(dir, 'prompts', 'greeter.ts'),
+      `toolDescription: 'Greets whoever is named.',`,
+      `toolDescription: 'Greets whoever is named.', icon: '.assets/icon.svg',`,
+    );
+    const env = { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' };
+    const { client, stderr } = await connectStdio('legacy', {
+      agentsDir: dir,
+      dataDir: path.join(path.dirname(dir), 'data'),
+      args: ['--watch'],
+      env,
+    });
+    try {
+      const seen = follow(client);
+      await expect.poll(stderr, POLL).toMatch(/reloading it on changes/);
+      writeFileSync(path.join(dir, '.assets', 'icon.svg'), svg('blue'));
+      await expect.poll(() => seen.tools, POLL).toBe(1);
+      const icons = JSON.stringify((await client.listTools()).tools.find((tool) => tool.name === 'greeter')?.icons);
+      expect(icons).toContain(Buffer.from(svg('blue')).toString('base64'));
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a helper created after a reload failed for want of it is picked up', async () => {
     const served = await serveStdio();
     const helper = path.join(path.dirname(served.dir), 'shared', 'later.ts');
