@@ -40,7 +40,8 @@ const { output } = await bundle.write({
   dir: dist,
   format: 'esm',
   entryFileNames: '[name].js',
-  chunkFileNames: 'cli/chunk-[name]-[hash].js',
+  // A chunk of an earlier bundle (this script run again without tsc) keeps its name, not `chunk-chunk-<name>-<hash>`.
+  chunkFileNames: ({ name }) => `cli/chunk-${name.replace(/^chunk-(.*)-[\w-]{8}$/, '$1')}-[hash].js`,
   sourcemap: true,
 });
 await bundle.close();
