@@ -11,7 +11,7 @@ import { createLazyRegistry } from '../registry/lazyRegistry.js';
 import { displayPath } from '../registry/displayPath.js';
 import { TRANSPILE_CACHE_FOLDER } from '../registry/transpileCacheFolder.js';
 import { damagedLine, readStartupCache, type StartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
-import { outsideTheWalk, startupCacheOf } from '../server/startupCache/build.js';
+import { beyondTheWalk, outsideTheWalk, startupCacheOf } from '../server/startupCache/build.js';
 import { readingEnvironment } from '../server/startupCache/environment.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
 import { stampFile, stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
@@ -111,9 +111,11 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     }
   });
   const { registry, issues, errors } = result.full;
-  const dependencies = outsideTheWalk(stamps, read);
   const { tools } = result;
-  if (errors.length || !tools) return { registry, issues, errors, startupCache: 'miss', stamps, dependencies };
+  if (errors.length || !tools)
+    return { registry, issues, errors, startupCache: 'miss', stamps, dependencies: outsideTheWalk(stamps, read) };
+  // What `--watch` looks at beyond the walk, icons included (as after a start from the cache, which holds the same list).
+  const dependencies = beyondTheWalk(registry, stamps, read);
   // Made now, with the stamps of the files it names taken as they are now (an icon outside the walk, say): only the
   // writing waits. The id is chosen here, so the search index built meanwhile can be saved under it first.
   const content = startupCacheOf(
@@ -121,11 +123,10 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
     stamps,
     tools,
     issues.filter((i) => i.severity === 'warning' && i.file !== upstreamFile),
-    read,
+    dependencies,
     environment,
   );
-  // With a cache, `--watch` looks at what it names outside the walk, as after a start from it (icons included).
-  const loaded = { registry, issues, errors, tools, startupCache: 'miss' as const, stamps, dependencies: content?.read ?? dependencies };
+  const loaded = { registry, issues, errors, tools, startupCache: 'miss' as const, stamps, dependencies };
   if (!content) return loaded;
   const id = crypto.randomUUID();
   let pending = true;

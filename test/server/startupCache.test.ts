@@ -506,6 +506,27 @@ describe('the start-up cache', () => {
     expect(changed.savedSearchIndex?.read()).toBeUndefined();
   });
 
+  it('gives --watch the icons outside the walk to look at, for a folder that cannot be cached too', async () => {
+    const f = folder();
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg"/>';
+    writeFiles(f.agentsDir, {
+      '.assets/icon.svg': svg,
+      'prompts/beta.ts': prompt('beta').replace('exposeAsTool: true,', "exposeAsTool: true, icon: '.assets/icon.svg',"),
+    });
+    const icon = path.join(f.agentsDir, '.assets', 'icon.svg');
+    const cacheable = await load(f);
+    expect(existsSync(startupCachePath(f.dataDir))).toBe(true);
+    expect(cacheable.dependencies.map(([file]) => file)).toContain(icon);
+    // A .prompty file makes the folder one that is never cached.
+    writeFiles(f.agentsDir, {
+      'prompts/faq.prompty': '---\nname: faq\ndescription: Answers.\nmodel: m\n---\nsystem:\nAnswer.\n',
+    });
+    const uncached = await load(f);
+    expect(uncached.errors).toEqual([]);
+    expect(uncached.savedSearchIndex).toBeUndefined();
+    expect(uncached.dependencies.map(([file]) => file)).toContain(icon);
+  });
+
   describe('[ST-5] environment variables the definitions read', () => {
     const VARIABLE = 'AGENTPORT_TEST_BETA_DESCRIPTION';
     const OTHER = 'AGENTPORT_TEST_UNRELATED';

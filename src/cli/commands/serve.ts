@@ -269,8 +269,7 @@ export function registerServeCommand(program: Command): void {
         fail(`--shutdown-grace must be a number of seconds, got "${options.shutdownGrace}"`);
         return;
       }
-      // SIGTERM, SIGINT, SIGHUP (a closed terminal) and (stdio) stdin closing: running work is interrupted and recorded,
-      // then the process exits.
+      // SIGTERM, SIGINT and (stdio) stdin closing: running work is interrupted and recorded, then the process exits.
       let stopping = false;
       let watching: import('../watch.js').AgentsWatch | undefined;
       const stop = (why: string, close?: () => Promise<void>) => {
@@ -302,7 +301,6 @@ export function registerServeCommand(program: Command): void {
         startStdio(server, { maxMessageMb, ...(protocolOutput ? { output: protocolOutput } : {}), onEnd: () => stop('stdin closed') });
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGHUP', () => stop('SIGHUP'));
         if (options.watch) watching = await startWatching();
         saveStartupCacheSoon(loaded);
         log.info(
@@ -324,7 +322,6 @@ export function registerServeCommand(program: Command): void {
         });
         process.once('SIGINT', () => stop('SIGINT', () => running.close()));
         process.once('SIGTERM', () => stop('SIGTERM', () => running.close()));
-        process.once('SIGHUP', () => stop('SIGHUP', () => running.close()));
         if (options.watch) watching = await startWatching();
         saveStartupCacheSoon(loaded);
         log.info(

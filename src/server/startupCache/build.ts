@@ -17,8 +17,7 @@ import { stampFile, stampKey, type FileStamp } from './stamps.js';
  * Undefined when a definition does not come from one module file of the
  * folder (a `.prompty` file, whose `${env:}` and `${file:}` values the stamps
  * do not cover): such folders load in full at every start.
- * @param read the stamps of the files the load read (absolute paths), taken when it read them; those the walk
- *   stamped are left out, and the icons' files are added
+ * @param beyond what the definitions depend on beyond the walk ({@link beyondTheWalk})
  * @param environment the environment variables the definitions read while they loaded (environment.ts)
  */
 export function startupCacheOf(
@@ -26,7 +25,7 @@ export function startupCacheOf(
   stamps: FileStamp[],
   tools: ExposedTool[],
   warnings: LoadIssue[],
-  read: ReadonlyMap<string, FileStamp> = new Map(),
+  beyond: readonly FileStamp[],
   environment: EnvironmentKey = { names: [], digest: '' },
 ): StartupCache | undefined {
   const fileIndex = new Map(stamps.map(([file], i) => [file, i]));
@@ -47,21 +46,29 @@ export function startupCacheOf(
       definitions.push([kind, name, at]);
     }
   }
-  const walked = new Set(stamps.map(stampKey));
-  const others = new Map(outsideTheWalk(stamps, read).map((stamp) => [stamp[0], stamp]));
-  for (const file of iconFiles(registry)) {
-    const stamp = stampFile(file);
-    if (!walked.has(stampKey(stamp))) others.set(file, stamp);
-  }
   return {
     files: stamps,
-    read: [...others.values()],
+    read: [...beyond],
     definitions,
     secretNames: secretNamesOf(registry),
     environment,
     warnings,
     tools,
   };
+}
+
+/**
+ * What a folder's definitions depend on that its walk does not see: the files the load read outside it, and the icon
+ * files its prompts and agents name (stamped now). The start-up cache is stale when one changes; `--watch` looks at them.
+ */
+export function beyondTheWalk(registry: Registry, stamps: readonly FileStamp[], read: ReadonlyMap<string, FileStamp>): FileStamp[] {
+  const walked = new Set(stamps.map(stampKey));
+  const others = new Map(outsideTheWalk(stamps, read).map((stamp) => [stamp[0], stamp]));
+  for (const file of iconFiles(registry)) {
+    const stamp = stampFile(file);
+    if (!walked.has(stampKey(stamp))) others.set(file, stamp);
+  }
+  return [...others.values()];
 }
 
 /** The stamps of `read` that are not among the walk's `stamps`: files the load read that the folder's walk does not see. */
