@@ -29,8 +29,18 @@ export function redact(line: string): string {
   return out;
 }
 
+/**
+ * Whether stderr has failed: its reader went away (a closed terminal, a host that closed the pipe). Nothing more is
+ * written to it then. Without a listener, the failure would be an uncaught exception, which the process guard logs,
+ * to the same stderr: a loop of failing writes until the process is killed.
+ */
+let stderrGone = false;
+process.stderr.on('error', () => {
+  stderrGone = true;
+});
+
 export const logToStderr: LogLine = (line) => {
-  process.stderr.write(`[agentport] ${redact(line)}\n`);
+  if (!stderrGone) process.stderr.write(`[agentport] ${redact(line)}\n`);
 };
 
 export const log = {

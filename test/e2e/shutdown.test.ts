@@ -182,6 +182,33 @@ describe('stopping while a tool runs', () => {
   }, 20_000);
 });
 
+describe('stopping with nobody reading stderr', () => {
+  it('[RL-4] stops at once when stderr has gone away (a closed terminal, a host that closed the pipe)', async () => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--dir', NOISY], {
+      env: { ...process.env, ...env(), AGENTPORT_DATA_DIR: tempDir() },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    let stderr = '';
+    await new Promise<void>((resolve) =>
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes('serving')) resolve();
+      }),
+    );
+    // Nobody reads the server's stderr any more: its next line ("stopping") fails with EPIPE.
+    child.stderr.destroy();
+    const sentAt = Date.now();
+    child.kill('SIGTERM');
+    // Before, the failed write became an uncaught exception, logged to the same stderr, failing again, until the
+    // shutdown deadline (the grace period and 2 s) ended a process spinning on it.
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(Date.now() - sentAt).toBeLessThan(5000);
+  }, 20_000);
+});
+
 describe('cancelling a call over stdio', () => {
   // Over stdio one server instance serves the whole connection: the SDK's own request signal carries the
   // cancellation to the run (nothing is routed between instances as over stateless HTTP).
