@@ -11,12 +11,27 @@ const PACKAGE_NAME = 'agentport-mcp';
 
 /** The installation's folder (links resolved), or undefined when no package.json above this module is agentport's. */
 export function installationRoot(): string | undefined {
+  const root = rootAsLoaded();
+  return root === undefined ? undefined : realpathSync(root);
+}
+
+/**
+ * The installation's folder by each path it is known by: as this module was loaded (through a link, under
+ * `--preserve-symlinks`), and with links resolved. None when no package.json above this module is agentport's.
+ */
+export function installationPaths(): string[] {
+  const root = rootAsLoaded();
+  return root === undefined ? [] : [...new Set([root, realpathSync(root)])];
+}
+
+/** The folder of the package.json named agentport-mcp above this module, by the path the module was loaded from. */
+function rootAsLoaded(): string | undefined {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = path.join(dir, 'package.json');
     if (existsSync(manifest)) {
       try {
-        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === PACKAGE_NAME) return realpathSync(dir);
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === PACKAGE_NAME) return dir;
       } catch {
         // Not ours: keep looking upwards.
       }

@@ -35,6 +35,23 @@ describe('serve with the start-up cache', () => {
   const dataDir = path.join(root, '.agentport');
   const marker = path.join(root, 'alpha-imported');
   const env = () => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test-key' });
+  /** Waits up to 10 s for a file a server writes on its own time. */
+  const fileWritten = async (file: string) => {
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(file) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    return existsSync(file);
+  };
+  /** A start on `dataDir`'s cache: it lists the tools without importing alpha.ts. */
+  const answersFromCache = async (dataDir: string) => {
+    rmSync(marker, { force: true });
+    const warm = await connectStdio('legacy', { agentsDir, dataDir, env: env() });
+    try {
+      expect((await warm.client.listTools()).tools.map((tool) => tool.name)).toContain('alpha');
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      await warm.client.close();
+    }
+  };
 
   beforeAll(() => {
     const files: Record<string, string> = {
@@ -92,41 +109,22 @@ describe('serve with the start-up cache', () => {
     try {
       await first.client.listTools();
       const listedAt = Date.now();
-      const deadline = listedAt + 10_000;
-      while (!existsSync(cache) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       // Written by the server still running, after its answer (mtime has at worst a clock tick's grain).
-      expect(existsSync(cache)).toBe(true);
+      expect(await fileWritten(cache)).toBe(true);
       expect(statSync(cache).mtimeMs).toBeGreaterThanOrEqual(listedAt - 20);
     } finally {
       await first.client.close();
     }
-    // The cache the running server wrote is the one the next start answers from (it does not import alpha.ts).
-    rmSync(marker, { force: true });
-    const again = await connectStdio('legacy', { agentsDir, dataDir: serving, env: env() });
-    try {
-      expect((await again.client.listTools()).tools.map((tool) => tool.name)).toContain('alpha');
-      expect(existsSync(marker)).toBe(false);
-    } finally {
-      await again.client.close();
-    }
+    // The cache the running server wrote is the one the next start answers from.
+    await answersFromCache(serving);
     // Stopped right after its answer, a server still leaves the cache (the other test's first start shows the same).
     const stopping = path.join(root, '.agentport-stopping');
     const second = await connectStdio('legacy', { agentsDir, dataDir: stopping, env: env() });
     await second.client.listTools();
     await second.client.close();
-    const written = path.join(stopping, 'cache', 'catalog-v2.jsonl');
-    const deadline = Date.now() + 10_000;
-    while (!existsSync(written) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(existsSync(written)).toBe(true);
-    // The next start answers from it: it lists the tools without importing alpha.ts.
-    rmSync(marker, { force: true });
-    const warm = await connectStdio('legacy', { agentsDir, dataDir: stopping, env: env() });
-    try {
-      expect((await warm.client.listTools()).tools.map((tool) => tool.name)).toContain('alpha');
-      expect(existsSync(marker)).toBe(false);
-    } finally {
-      await warm.client.close();
-    }
+    expect(await fileWritten(path.join(stopping, 'cache', 'catalog-v2.jsonl'))).toBe(true);
+    // The next start answers from it.
+    await answersFromCache(stopping);
   });
 
   it('keys a cache written after its answer by the icon it listed, not by the icon at the time of writing', async () => {
@@ -147,10 +145,7 @@ describe('serve with the start-up cache', () => {
       listed = await iconsOf(cold.client);
       // Changed after the answer, before the cache is written.
       writeFileSync(path.join(iconAgents, '.assets', 'icon.svg'), svg('blue'));
-      const cache = path.join(iconData, 'cache', 'catalog-v2.jsonl');
-      const deadline = Date.now() + 10_000;
-      while (!existsSync(cache) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(existsSync(cache)).toBe(true);
+      expect(await fileWritten(path.join(iconData, 'cache', 'catalog-v2.jsonl'))).toBe(true);
     } finally {
       await cold.client.close();
     }

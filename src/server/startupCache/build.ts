@@ -25,8 +25,8 @@ export function startupCacheOf(
   stamps: FileStamp[],
   tools: ExposedTool[],
   warnings: LoadIssue[],
-  beyond: readonly FileStamp[],
-  environment: EnvironmentKey = { names: [], digest: '' },
+  beyond: FileStamp[],
+  environment: EnvironmentKey,
 ): StartupCache | undefined {
   const fileIndex = new Map(stamps.map(([file], i) => [file, i]));
   const definitions: StartupCache['definitions'] = [];
@@ -48,7 +48,7 @@ export function startupCacheOf(
   }
   return {
     files: stamps,
-    read: [...beyond],
+    read: beyond,
     definitions,
     secretNames: secretNamesOf(registry),
     environment,

@@ -16,7 +16,7 @@
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { installationRoot } from '../../installation.js';
+import { installationPaths } from '../../installation.js';
 import { sha256Hex } from '../../sha256.js';
 
 /** Stands for the whole environment among the names: the definitions listed it. */
@@ -104,31 +104,14 @@ export function environmentDigest(names: readonly string[], environment: NodeJS.
 /** Whether a file is the definitions' own code (see above). */
 function definitionsCode(agentsDir: string): (file: string | undefined) => boolean {
   const folder = path.resolve(agentsDir) + path.sep;
-  const own = ownRoots().flatMap((root) => [path.join(root, 'src') + path.sep, path.join(root, 'dist') + path.sep]);
+  // agentport's own code, by every path its installation is known by.
+  const own = installationPaths().flatMap((root) => [path.join(root, 'src') + path.sep, path.join(root, 'dist') + path.sep]);
   return (file) => {
     if (file === undefined || file.startsWith('node:')) return false;
     // An agents folder may itself lie in a node_modules folder (shipped in a package): only its own packages are out.
     if (file.startsWith(folder)) return !file.slice(folder.length - 1).includes(NODE_MODULES);
     return !file.includes(NODE_MODULES) && !own.some((prefix) => file.startsWith(prefix));
   };
-}
-
-/**
- * agentport's installation, as its real path and as the path this module was loaded by (another, through a link,
- * under `--preserve-symlinks`): the folder above the `src` or `dist` folder this module lies in.
- */
-function ownRoots(): string[] {
-  const roots = new Set<string>();
-  const real = installationRoot();
-  if (real) roots.add(real);
-  for (let dir = path.dirname(fileURLToPath(import.meta.url)); path.dirname(dir) !== dir; dir = path.dirname(dir)) {
-    const name = path.basename(dir);
-    if (name === 'src' || name === 'dist') {
-      roots.add(path.dirname(dir));
-      break;
-    }
-  }
-  return [...roots];
 }
 
 /** The file of the code that made the access `trap` answers: the innermost frame that names a file. */
