@@ -102,7 +102,7 @@ describe('serve with the start-up cache', () => {
     expect(model.unexpected).toEqual([]);
   }, 60_000);
 
-  it('writes the cache after it first answers: a moment later while it serves, or when it stops', async () => {
+  it('[ST-5] writes the cache after it first answers: a moment later while it serves, or when it stops', async () => {
     const serving = path.join(root, '.agentport-serving');
     const first = await connectStdio('legacy', { agentsDir, dataDir: serving, env: env() });
     const cache = path.join(serving, 'cache', 'catalog-v2.jsonl');
@@ -127,7 +127,7 @@ describe('serve with the start-up cache', () => {
     await answersFromCache(stopping);
   });
 
-  it('keys a cache written after its answer by the icon it listed, not by the icon at the time of writing', async () => {
+  it('[ST-5] keys a cache written after its answer by the icon it listed, not by the icon at the time of writing', async () => {
     const iconAgents = path.join(root, 'icon-agents');
     const iconData = path.join(root, '.agentport-icon');
     const svg = (fill: string) => `<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1" fill="${fill}"/></svg>`;
