@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createView } from '../../src/cli/run/view.js';
+import { FileStore } from '../../src/store/fileStore.js';
 import { runCli } from '../support/cli.js';
 import { FakeModelServer } from '../support/fakeModelServer.js';
 import { tempDir } from '../support/mcpClients.js';
@@ -247,6 +248,8 @@ describe('agentport run', () => {
       }),
     );
     await sent;
+    // The model has the request, so the delayed reply is not left for the next test.
+    await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(1);
     const started = Date.now();
     child.kill('SIGINT');
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
@@ -256,6 +259,53 @@ describe('agentport run', () => {
     expect(stderr).toContain('cancelling (Ctrl-C again to quit at once)');
     expect(stderr).toContain('agentport: cancelled: CANCELLED:');
   });
+
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)(
+    '[RL-4] %s interrupts the run (a repeat is ignored): recorded as interrupted, exit %i, and --thread continues it',
+    async (signal, exitCode) => {
+      const dataDir = tempDir();
+      model.reply({ text: 'too late', delayMs: 20_000 });
+      const child = spawn(process.execPath, [CLI, 'run', 'chat', '-i', 'message=hi', '--dir', agentsDir], {
+        env: { ...process.env, ...env, AGENTPORT_DATA_DIR: dataDir },
+      });
+      let stderr = '';
+      const sent = new Promise<void>((resolve) =>
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (stderr.includes('calling the model')) resolve();
+        }),
+      );
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('exit', (code, signal) => resolve({ code, signal })),
+      );
+      await sent;
+      // The model has the request (the reply it gets is the delayed one, not the next test's).
+      await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(1);
+      child.kill(signal);
+      // Sent again while the first is handled (a terminal closing can send it more than once): not fatal.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      child.kill(signal);
+      expect(await exited).toEqual({ code: exitCode, signal: null });
+      expect(stderr).toContain(`interrupting (${signal})`);
+      const threadId = /--thread (\S+) continues it/.exec(stderr)?.[1];
+      expect(threadId).toBeDefined();
+      const store = new FileStore({ dir: dataDir });
+      expect((await store.getThread(threadId!))?.status).toBe('interrupted');
+
+      model.reply({ text: 'picking up' });
+      const continued = await runCli(['run', 'chat', '-i', 'message=go on', '--thread', threadId!, '--dir', agentsDir], {
+        env: { ...env, AGENTPORT_DATA_DIR: dataDir },
+      });
+      expect(continued.code).toBe(0);
+      expect(continued.stdout).toBe('picking up\n');
+      const told = model.requests.at(-1)!.body.messages.map((m) => String(m.content));
+      expect(told.some((content) => content.includes('the previous turn of this conversation was interrupted'))).toBe(true);
+    },
+    20_000,
+  );
 });
 
 describe('the live view', () => {

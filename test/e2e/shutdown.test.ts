@@ -73,8 +73,38 @@ async function continueOn(dataDir: string, threadId: string) {
   }
 }
 
+/** The server as a child process over raw stdio, busy in slow_step after quick_step has run. */
+async function startBusyChild(dataDir: string) {
+  const child = spawn(process.execPath, [CLI, 'serve', '--dir', NOISY], {
+    env: { ...process.env, ...env(), AGENTPORT_DATA_DIR: dataDir },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  model.reply({
+    toolCalls: [
+      { id: 'q', name: 'quick_step', arguments: { label: 'one' } },
+      { id: 's', name: 'slow_step', arguments: { label: 'two' } },
+    ],
+  });
+  const before = model.requests.length;
+  send({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'worker', arguments: { message: 'do both steps' } } });
+  await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(before + 1);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return { child, exited };
+}
+
 describe('stopping while a tool runs', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)(
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)(
     '[RL-4] %s: exits 0 within the grace period, records the run as interrupted, and the next turn is told',
     async (signal) => {
       const dataDir = tempDir();
@@ -104,34 +134,28 @@ describe('stopping while a tool runs', () => {
 
   it('[RL-4] a closed stdin (no cancellation sent) stops the server the same way', async () => {
     const dataDir = tempDir();
-    const child = spawn(process.execPath, [CLI, 'serve', '--dir', NOISY], {
-      env: { ...process.env, ...env(), AGENTPORT_DATA_DIR: dataDir },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    model.reply({
-      toolCalls: [
-        { id: 'q', name: 'quick_step', arguments: { label: 'one' } },
-        { id: 's', name: 'slow_step', arguments: { label: 'two' } },
-      ],
-    });
-    const before = model.requests.length;
-    send({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    });
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'worker', arguments: { message: 'do both steps' } } });
-    await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(before + 1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const { child, exited } = await startBusyChild(dataDir);
     child.stdin.end();
-    expect(await exited).toBe(0);
+    expect(await exited).toEqual({ code: 0, signal: null });
     const { thread } = await threadOf(dataDir);
     expect(thread.status).toBe('interrupted');
   }, 20_000);
+
+  it.each(['SIGTERM', 'SIGHUP'] as const)(
+    '[RL-4] %s sent again while the server stops is ignored: it still records the run and exits 0',
+    async (signal) => {
+      const dataDir = tempDir();
+      const { child, exited } = await startBusyChild(dataDir);
+      child.kill(signal);
+      // A terminal closing can send SIGHUP more than once; a service manager may repeat SIGTERM.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      child.kill(signal);
+      expect(await exited).toEqual({ code: 0, signal: null });
+      const { thread } = await threadOf(dataDir);
+      expect(thread.status).toBe('interrupted');
+    },
+    20_000,
+  );
 
   it('[RL-4] after kill -9, the next process treats the run left running as interrupted', async () => {
     const dataDir = tempDir();

@@ -4,9 +4,11 @@
  * showing each step, tool call and sub-run as it happens. The thread is kept
  * in the store (the data folder by default), so `--thread` continues it.
  */
+import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
 import { DEFAULT_MAX_STEPS } from '../../runtime/limits.js';
 import { CommandError, dataDirOf, fail, loadForCommand, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
+import { EXIT_INTERRUPTED, onStopSignals, type StopSignal } from '../stopSignals.js';
 
 interface RunOptions extends DirOptions {
   input: string[];
@@ -22,8 +24,8 @@ interface RunOptions extends DirOptions {
   runTimeout?: string;
 }
 
-/** Exit code of a run stopped with Ctrl-C (128 + SIGINT), as shells expect. */
-const EXIT_CANCELLED = 130;
+/** How long a run stopping (at its end, or interrupted by a signal) has to record what it did. */
+const SHUTDOWN_GRACE_MS = 1000;
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -124,14 +126,23 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
   const started = Date.now();
   const view = createView(process.stderr, { live: process.stderr.isTTY === true });
   const cancel = new AbortController();
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts += 1;
-    if (interrupts > 1) process.exit(EXIT_CANCELLED);
-    view.line('cancelling (Ctrl-C again to quit at once)');
-    cancel.abort(new errors.AgentportError('CANCELLED', 'the run was cancelled from the terminal (Ctrl-C)'));
-  };
-  process.on('SIGINT', onSigint);
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = () => (shuttingDown ??= runtime.shutdown(SHUTDOWN_GRACE_MS).catch(() => {}));
+  /** The signal that interrupted the run (SIGTERM, SIGHUP), if one did. */
+  let interruptedBy: StopSignal | undefined;
+  const stopListening = onStopSignals((signal) => {
+    if (signal === 'SIGINT') {
+      view.line('cancelling (Ctrl-C again to quit at once)');
+      cancel.abort(new errors.AgentportError('CANCELLED', 'the run was cancelled from the terminal (Ctrl-C)'));
+      return;
+    }
+    // Not cancelled: interrupted as a stopping server interrupts it, recorded so, and continued later with --thread.
+    interruptedBy = signal;
+    // A closed terminal (SIGHUP) fails every write to it; there is nobody left to tell.
+    if (signal === 'SIGHUP') for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+    view.line(`interrupting (${signal})`);
+    void shutdown();
+  });
 
   let threadId: string | undefined;
   let result: import('../../runtime/types.js').RunResult | undefined;
@@ -150,13 +161,14 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
     thrown = errors.errorInfo(error);
   } finally {
     view.finish();
-    process.off('SIGINT', onSigint);
-    await runtime.shutdown(1000).catch(() => {});
+    stopListening();
+    await shutdown();
   }
 
   const failure = thrown ?? result?.error;
   const cancelled = cancel.signal.aborted && (failure?.code === 'CANCELLED' || failure === undefined);
-  const code = cancelled ? EXIT_CANCELLED : failure ? 1 : 0;
+  const interrupted = interruptedBy !== undefined && failure?.code === 'INTERRUPTED';
+  const code = cancelled ? EXIT_INTERRUPTED : interrupted ? 128 + osConstants.signals[interruptedBy!] : failure ? 1 : 0;
   if (threadId === undefined) {
     // Refused before a thread was opened (arguments, an unknown thread, a missing variable): nothing ran.
     fail(`${failure!.code}: ${failure!.message}`, code);
@@ -168,7 +180,11 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
     stdout.write(result.text.endsWith('\n') ? result.text : `${result.text}\n`);
   }
   if (failure)
-    process.stderr.write(`agentport: ${cancelled ? 'cancelled' : 'the run ended with an error'}: ${failure.code}: ${failure.message}\n`);
+    process.stderr.write(
+      interrupted
+        ? `agentport: interrupted (${interruptedBy}): what the run did is kept; --thread ${threadId} continues it\n`
+        : `agentport: ${cancelled ? 'cancelled' : 'the run ended with an error'}: ${failure.code}: ${failure.message}\n`,
+    );
   const summary = summaryLine(threadId, result, elapsedLabel(Date.now() - started));
   process.stderr.write(`${process.stderr.isTTY ? `\x1b[2m${summary}\x1b[22m` : summary}\n`);
   if (process.stderr.isTTY && !options.json)

@@ -3,6 +3,7 @@ import { DEFAULT_MAX_STEPS } from '../../runtime/limits.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../../search/toolSearchTool.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../../server/httpDefaults.js';
 import { dataDirOf, fail, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
+import { onStopSignals } from '../stopSignals.js';
 
 /** How long after start the runtime looks for threads a crashed process left running. */
 const RECOVERY_DELAY_MS = 2000;
@@ -269,13 +270,14 @@ export function registerServeCommand(program: Command): void {
         fail(`--shutdown-grace must be a number of seconds, got "${options.shutdownGrace}"`);
         return;
       }
-      // SIGTERM, SIGINT and (stdio) stdin closing: running work is interrupted and recorded, then the process exits.
+      // SIGTERM, SIGINT, SIGHUP and (stdio) stdin closing: running work is interrupted and recorded, then the process
+      // exits (stopSignals.ts: Ctrl-C again quits at once).
       let stopping = false;
       let watching: import('../watch.js').AgentsWatch | undefined;
       const stop = (why: string, close?: () => Promise<void>) => {
         if (stopping) return;
         stopping = true;
-        log.info(`stopping (${why})`);
+        log.info(`stopping (${why})${why === 'SIGINT' ? ': Ctrl-C again quits at once' : ''}`);
         const deadline = setTimeout(() => process.exit(0), graceMs + 2000);
         deadline.unref();
         // No reload starts while stopping.
@@ -299,8 +301,7 @@ export function registerServeCommand(program: Command): void {
         }
         const { startStdio } = await import('../../server/stdio.js');
         startStdio(server, { maxMessageMb, ...(protocolOutput ? { output: protocolOutput } : {}), onEnd: () => stop('stdin closed') });
-        process.once('SIGINT', () => stop('SIGINT'));
-        process.once('SIGTERM', () => stop('SIGTERM'));
+        onStopSignals((signal) => stop(signal));
         if (options.watch) watching = await startWatching();
         saveStartupCacheSoon(loaded);
         log.info(
@@ -320,8 +321,7 @@ export function registerServeCommand(program: Command): void {
           ...(oauth ? { oauth } : {}),
           ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
         });
-        process.once('SIGINT', () => stop('SIGINT', () => running.close()));
-        process.once('SIGTERM', () => stop('SIGTERM', () => running.close()));
+        onStopSignals((signal) => stop(signal, () => running.close()));
         if (options.watch) watching = await startWatching();
         saveStartupCacheSoon(loaded);
         log.info(
