@@ -13,6 +13,7 @@ import { TRANSPILE_CACHE_FOLDER } from '../registry/transpileCacheFolder.js';
 import { damagedLine, readStartupCache, type StartupCache, startupCachePath, writeStartupCache } from '../server/startupCache/cacheFile.js';
 import { beyondTheWalk, outsideTheWalk, startupCacheOf } from '../server/startupCache/build.js';
 import { readingEnvironment } from '../server/startupCache/environment.js';
+import { readingFiles } from '../server/startupCache/fileReads.js';
 import { savedSearchIndex } from '../server/startupCache/searchIndexFile.js';
 import { stampFile, stampFolder, type FileStamp } from '../server/startupCache/stamps.js';
 import { searchIsOn, type SavedSearchIndex, type ToolSearchSettings } from '../server/toolSearchSurface.js';
@@ -95,21 +96,25 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   // again when read would only cost a stat a file (10,000 of them at 10,000 definitions).
   const walked = new Set(stamps.map(([file]) => inFolder(agentsDir, file)));
   const read = new Map<string, FileStamp>();
+  const known = (file: string) => walked.has(file) || read.has(file);
   const onRead = (file: string) => {
-    if (!walked.has(file) && !read.has(file)) read.set(file, stampFile(file));
+    if (!known(file)) read.set(file, stampFile(file));
   };
-  // The environment variables the definitions read are part of the cache's key too (environment.ts): watched while
-  // they load and while the catalogue is built (a lazy schema, say, is evaluated only then).
-  const { result, environment } = await readingEnvironment(agentsDir, async () => {
-    const full = await loadForCommand(options, { onRead, ...(options.env ? { env: options.env } : {}) });
-    if (full.errors.length) return { full };
-    try {
-      return { full, tools: buildToolCatalog(full.registry) };
-    } catch {
-      // An unreadable icon: the server reports it when it builds the catalogue itself.
-      return { full };
-    }
-  });
+  // The environment variables the definitions read are part of the cache's key too (environment.ts), and so are the
+  // files they read themselves with node:fs (fileReads.ts, told to onRead like the loader's): watched while they load
+  // and while the catalogue is built (a lazy schema, say, is evaluated only then).
+  const { result, environment } = await readingEnvironment(agentsDir, () =>
+    readingFiles(agentsDir, { known, onRead }, async () => {
+      const full = await loadForCommand(options, { onRead, ...(options.env ? { env: options.env } : {}) });
+      if (full.errors.length) return { full };
+      try {
+        return { full, tools: buildToolCatalog(full.registry) };
+      } catch {
+        // An unreadable icon: the server reports it when it builds the catalogue itself.
+        return { full };
+      }
+    }),
+  );
   const { registry, issues, errors } = result.full;
   const { tools } = result;
   if (errors.length || !tools)

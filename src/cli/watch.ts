@@ -7,7 +7,7 @@
  *
  * The folder is watched for changes (registry/watchFolder.ts). What the last load read that the
  * folder's watch does not see (a helper outside the folder or in a dot-folder, an imported package's
- * manifest or install record, stamped as it was read) is looked at every
+ * manifest or install record, a file a definition read with node:fs, stamped as it was read) is looked at every
  * {@link DEPENDENCY_POLL_MS}: a change there reloads too.
  */
 import { realpathSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { AgentportServer } from '../server/createServer.js';
 import { iconFiles } from '../server/startupCache/build.js';
+import { readingFiles } from '../server/startupCache/fileReads.js';
 import { sameFiles, stampFile, type FileStamp } from '../server/startupCache/stamps.js';
 import { describeChange } from '../server/registrySurface.js';
 import { agentsDirOf, dataDirOf, loadForCommand, printIssues, shownPath, type DirOptions } from './context.js';
@@ -55,11 +56,13 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
   const reload = async (): Promise<void> => {
     let loaded;
     const read = new Map<string, FileStamp>();
+    const known = (file: string) => read.has(file) || sees(file);
     const onRead = (file: string) => {
-      if (!read.has(file) && !sees(file)) read.set(file, stampFile(file));
+      if (!known(file)) read.set(file, stampFile(file));
     };
     try {
-      loaded = await loadForCommand(options, { fresh: true, onRead });
+      // With the files the definitions read themselves with node:fs, as serve's full load (fileReads.ts).
+      loaded = await readingFiles(agentsDir, { known, onRead }, () => loadForCommand(options, { fresh: true, onRead }));
     } catch (error) {
       // The folder was removed, or holds no definitions any more. What was read is what to look at now; with
       // nothing read, the same files as before, as they are now (else their change would reload again every poll).

@@ -203,6 +203,34 @@ describe('serve --watch over stdio', () => {
     expect(await watchAndEdit('Greets all, always by name.')).toBe(false);
   });
 
+  it('[ST-5] a file outside the folder that a definition reads with readFileSync is watched, and again after a reload', async () => {
+    let words = '';
+    const served = await serveStdio('legacy', (dir) => {
+      // Beside the agents folder, in the copy's folder (removed with it).
+      words = path.join(path.dirname(dir), 'shared', 'greeting.md');
+      mkdirSync(path.dirname(words), { recursive: true });
+      writeFileSync(words, 'Greets whoever is named.');
+      const greeter = path.join(dir, 'prompts', 'greeter.ts');
+      edit(greeter, `toolDescription: 'Greets whoever is named.',`, `toolDescription: readFileSync(${JSON.stringify(words)}, 'utf8'),`);
+      edit(
+        greeter,
+        `import { definePrompt } from 'agentport-mcp';`,
+        `import { readFileSync } from 'node:fs';\nimport { definePrompt } from 'agentport-mcp';`,
+      );
+    });
+    const description = async () => (await served.client.listTools()).tools.find((tool) => tool.name === 'greeter')?.description;
+    expect(await description()).toBe('Greets whoever is named.');
+    // Read by the start's full load, then by the reload the first edit caused.
+    for (const [count, text] of [
+      [1, 'Greets everyone by name.'],
+      [2, 'Greets all, always by name.'],
+    ] as const) {
+      writeFileSync(words, text);
+      await expect.poll(() => served.seen.tools, POLL).toBe(count);
+      expect(await description()).toBe(text);
+    }
+  });
+
   it('an icon in a dot-folder is watched after a full load too', async () => {
     const dir = copyOfFixture();
     const svg = (fill: string) => `<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1" fill="${fill}"/></svg>`;

@@ -653,6 +653,170 @@ describe('the start-up cache', () => {
       await withVariable(VARIABLE, 'given', async () => expect((await load(f)).startupCache).toBe('miss'));
     });
   });
+
+  describe('[ST-5] files the definitions read themselves', () => {
+    const description = (loaded: Awaited<ReturnType<typeof load>>) => loaded.tools?.find((tool) => tool.name === 'beta')?.description;
+    const reading = (expression: string, extra = '') => prompt('beta', extra).replace("'The beta tool.'", expression);
+    /** A file beside the agents folder, outside it: `<root>/shared/<name>`. */
+    const beside = (f: { agentsDir: string }, name: string) => path.join(path.dirname(f.agentsDir), 'shared', name);
+    /** The files the saved cache keys beyond the walk. */
+    const keyedFiles = (f: { dataDir: string }): string[] => {
+      const text = readFileSync(startupCachePath(f.dataDir), 'utf8');
+      return (JSON.parse(text.slice(0, text.indexOf('\n'))) as { read: Array<[string]> }).read.map(([file]) => file);
+    };
+
+    // Each definition reads <root>/shared/desc.md when it is imported (a plain ES module helper's function, called then:
+    // Node keeps the helper itself loaded from one load in this process to the next).
+    const cases: Array<[string, (file: string) => Record<string, string>]> = [
+      [
+        'readFileSync imported by name in a plain ES module helper, given a URL',
+        () => ({
+          '.lib/desc.mjs':
+            "import { readFileSync } from 'node:fs';\nexport const descriptionOf = () => readFileSync(new URL('../../shared/desc.md', import.meta.url), 'utf8');\n",
+          'prompts/beta.ts': reading('descriptionOf()', "import { descriptionOf } from '../.lib/desc.mjs';"),
+        }),
+      ],
+      [
+        'fs.readFileSync in the definition, given a Buffer',
+        (file) => ({
+          'prompts/beta.ts': reading(`fs.readFileSync(Buffer.from(${JSON.stringify(file)}), 'utf8')`, "import fs from 'node:fs';"),
+        }),
+      ],
+      [
+        'readFile of node:fs/promises, awaited at the top level of the definition',
+        (file) => ({
+          'prompts/beta.ts': reading(
+            'DESCRIPTION',
+            `import { readFile } from 'node:fs/promises';\nconst DESCRIPTION = await readFile(${JSON.stringify(file)}, 'utf8');`,
+          ),
+        }),
+      ],
+      [
+        'readFile of node:fs/promises imported by name in a plain ES module helper',
+        () => ({
+          '.lib/desc.mjs':
+            "import { readFile } from 'node:fs/promises';\nexport const descriptionOf = () => readFile(new URL('../../shared/desc.md', import.meta.url), 'utf8');\n",
+          'prompts/beta.ts': reading(
+            'DESCRIPTION',
+            "import { descriptionOf } from '../.lib/desc.mjs';\nconst DESCRIPTION = await descriptionOf();",
+          ),
+        }),
+      ],
+      [
+        'fs.readFile with a callback, in a helper outside the folder',
+        (file) => ({
+          '../lib/desc.ts': [
+            "import fs from 'node:fs';",
+            'export const DESCRIPTION = await new Promise<string>((resolve, reject) =>',
+            `  fs.readFile(${JSON.stringify(file)}, 'utf8', (error, text) => (error ? reject(error) : resolve(text))),`,
+            ');',
+            '',
+          ].join('\n'),
+          'prompts/beta.ts': reading('DESCRIPTION', "import { DESCRIPTION } from '../../lib/desc';"),
+        }),
+      ],
+    ];
+    it.each(cases)('%s: an edit makes the next start load in full and serve what it holds', async (_, files) => {
+      const f = folder();
+      const file = beside(f, 'desc.md');
+      writeFiles(path.dirname(file), { 'desc.md': 'Reads one.' });
+      writeFiles(f.agentsDir, files(file));
+      const cold = await load(f);
+      expect(cold.errors).toEqual([]);
+      expect(description(cold)).toBe('Reads one.');
+      // `--watch` looks at it too.
+      expect(cold.dependencies.map(([dependency]) => dependency)).toContain(file);
+      expect((await load(f)).startupCache).toBe('hit');
+      writeFileSync(file, 'Reads two, now.');
+      const next = await load(f);
+      expect(next.startupCache).toBe('miss');
+      expect(description(next)).toBe('Reads two, now.');
+      expect((await load(f)).startupCache).toBe('hit');
+    });
+
+    it('a file whose existence a definition checks with existsSync appears, then goes away', async () => {
+      const f = folder();
+      const file = beside(f, 'enabled');
+      writeFiles(f.agentsDir, {
+        'prompts/beta.ts': reading(
+          `existsSync(${JSON.stringify(file)}) ? 'Enabled.' : 'Disabled.'`,
+          "import { existsSync } from 'node:fs';",
+        ),
+      });
+      expect(description(await load(f))).toBe('Disabled.');
+      expect((await load(f)).startupCache).toBe('hit');
+      writeFiles(path.dirname(file), { enabled: '' });
+      const appeared = await load(f);
+      expect(appeared.startupCache).toBe('miss');
+      expect(description(appeared)).toBe('Enabled.');
+      expect((await load(f)).startupCache).toBe('hit');
+      rmSync(file);
+      const gone = await load(f);
+      expect(gone.startupCache).toBe('miss');
+      expect(description(gone)).toBe('Disabled.');
+    });
+
+    it("keys what the definitions read, not what a package reads for its own ends, nor agentport's own reads", async () => {
+      const f = folder();
+      const own = beside(f, 'desc.md');
+      const packages = beside(f, 'package-settings.json');
+      writeFiles(path.dirname(own), { 'desc.md': 'Reads one.', 'package-settings.json': '{}' });
+      writeFiles(f.agentsDir, {
+        'node_modules/@team/settings/package.json': JSON.stringify({
+          name: '@team/settings',
+          version: '1.0.0',
+          type: 'module',
+          exports: './index.js',
+        }),
+        'node_modules/@team/settings/index.js': `import { readFileSync } from 'node:fs';\nexport const settings = JSON.parse(readFileSync(${JSON.stringify(packages)}, 'utf8'));\n`,
+        'prompts/beta.ts': reading(
+          `readFileSync(${JSON.stringify(own)}, 'utf8')`,
+          "import { readFileSync } from 'node:fs';\nimport { settings } from '@team/settings';\nexport const used = settings;",
+        ),
+      });
+      const cold = await load(f);
+      expect(cold.errors).toEqual([]);
+      const keyed = keyedFiles(f);
+      expect(keyed).toContain(own);
+      expect(keyed).not.toContain(packages);
+      // Read by the loader, stamped by the walk: not keyed again by path.
+      expect(keyed).not.toContain(path.join(f.agentsDir, 'prompts', 'beta.ts'));
+      writeFileSync(packages, '{ "changed": true }');
+      expect((await load(f)).startupCache).toBe('hit');
+    });
+
+    it('puts node:fs back as it was after the load, also after a load with errors and one that throws', async () => {
+      const fsModule = (await import('node:fs')).default;
+      const named = await import('node:fs');
+      const namedPromises = await import('node:fs/promises');
+      const originals = [fsModule.readFileSync, fsModule.readFile, fsModule.existsSync, fsModule.promises.readFile];
+      const restored = () => {
+        expect([fsModule.readFileSync, fsModule.readFile, fsModule.existsSync, fsModule.promises.readFile]).toEqual(originals);
+        expect([named.readFileSync, named.readFile, named.existsSync, namedPromises.readFile]).toEqual(originals);
+      };
+      const f = folder();
+      const file = beside(f, 'desc.md');
+      writeFiles(path.dirname(file), { 'desc.md': 'Reads one.' });
+      writeFiles(f.agentsDir, {
+        'prompts/beta.ts': reading(`readFileSync(${JSON.stringify(file)}, 'utf8')`, "import { readFileSync } from 'node:fs';"),
+      });
+      expect((await load(f)).errors).toEqual([]);
+      restored();
+      writeFiles(f.agentsDir, { 'prompts/broken.ts': 'export default {' });
+      const failed = await load(f);
+      expect(failed.errors).not.toEqual([]);
+      // Watched while it loaded all the same.
+      expect(failed.dependencies.map(([dependency]) => dependency)).toContain(file);
+      restored();
+      // A default export that throws when it is looked at stops the load itself.
+      writeFiles(f.agentsDir, {
+        'prompts/broken.ts':
+          "export default new Proxy({}, { get() { throw new Error('unreadable'); }, has() { throw new Error('unreadable'); } });\n",
+      });
+      await expect(load(f)).rejects.toThrow('unreadable');
+      restored();
+    });
+  });
 });
 
 /** Makes the first byte of the first tool's schema line, `{`, a `[`: the file keeps its length and lines. */

@@ -37,7 +37,8 @@ import { sameFiles, sameStamps, type FileStamp } from './stamps.js';
 
 const STARTUP_CACHE_FILE = 'catalog-v2.jsonl';
 // 6: the header names the environment variables the definitions read: a cache written without them is not trusted.
-const FORMAT = 6;
+// 7: `read` holds the files the definitions read themselves with node:fs (fileReads.ts), which a 6 left out.
+const FORMAT = 7;
 /** What earlier versions saved: removed when the cache is written again. */
 const OLDER_FILES = ['catalog-v1.json'];
 const NEWLINE = 0x0a;

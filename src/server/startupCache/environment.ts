@@ -3,32 +3,22 @@
  * behind a flag): their values shaped what the start-up cache holds, so a start under other values must load in
  * full. The cache keeps their names and a digest of their values, never the values (secrets live there).
  *
- * A read counts when the code that made it (the innermost frame with a file) is the definitions' own: a file under
- * the agents folder outside its `node_modules`, or a helper elsewhere outside any `node_modules`. Not agentport's
- * own code, not Node's (a child process or a worker handed the whole environment), not a package's: packages look
- * at the environment for their own ends (CI detection, colours, debug switches), and counting those would make
- * every start in another terminal a full load. Code that lists the whole environment (`Object.keys(process.env)`,
- * a spread) makes all of it part of the key. Writes go through and count as nothing.
+ * A read counts when the code that made it (the innermost frame with a file) is the definitions' own
+ * (definitionsCode.ts): a file under the agents folder outside its `node_modules`, or a helper elsewhere outside any
+ * `node_modules`. Not agentport's own code, not Node's (a child process or a worker handed the whole environment), not
+ * a package's: packages look at the environment for their own ends (CI detection, colours, debug switches), and
+ * counting those would make every start in another terminal a full load. Code that lists the whole environment
+ * (`Object.keys(process.env)`, a spread) makes all of it part of the key. Writes go through and count as nothing.
  *
  * The digest is of the values the load started with: a variable a definition sets itself (a default, a `.env`
  * file it loads) is set again the same way by the next full load, and a start compares before anything runs.
  */
 import { syncBuiltinESMExports } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { installationPaths } from '../../installation.js';
 import { sha256Hex } from '../../sha256.js';
+import { callerFile, definitionsCode, type Called } from './definitionsCode.js';
 
 /** Stands for the whole environment among the names: the definitions listed it. */
 const WHOLE_ENVIRONMENT = '*';
-
-/** A trap of the proxy over `process.env`: where the stack of an access is cut. */
-type Trap = (...args: never[]) => unknown;
-
-/** Frames looked at to find who read a variable. */
-const STACK_FRAMES = 10;
-
-const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
 
 /** What the definitions read of the environment during a load. */
 export interface EnvironmentKey {
@@ -53,8 +43,9 @@ export async function readingEnvironment<T>(
   // Code that kept the proxy (`const env = process.env`, node:process's `env` export) can use it after the load:
   // from then on it only passes accesses through.
   let watching = true;
-  const counts = (trap: Trap): boolean => watching && isDefinitions(readerFile(trap));
-  const record = (trap: Trap, name: string | symbol) => {
+  // The proxy's trap is where the stack of an access is cut.
+  const counts = (trap: Called): boolean => watching && isDefinitions(callerFile(trap));
+  const record = (trap: Called, name: string | symbol) => {
     if (typeof name === 'string' && !names.has(name) && counts(trap)) names.add(name);
   };
   const get = (target: NodeJS.ProcessEnv, name: string | symbol): unknown => {
@@ -99,41 +90,4 @@ export function environmentDigest(names: readonly string[], environment: NodeJS.
     ? Object.entries(environment).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     : names.map((name) => [name, environment[name] ?? null]);
   return sha256Hex(JSON.stringify(values));
-}
-
-/** Whether a file is the definitions' own code (see above). */
-function definitionsCode(agentsDir: string): (file: string | undefined) => boolean {
-  const folder = path.resolve(agentsDir) + path.sep;
-  // agentport's own code, by every path its installation is known by.
-  const own = installationPaths().flatMap((root) => [path.join(root, 'src') + path.sep, path.join(root, 'dist') + path.sep]);
-  return (file) => {
-    if (file === undefined || file.startsWith('node:')) return false;
-    // An agents folder may itself lie in a node_modules folder (shipped in a package): only its own packages are out.
-    if (file.startsWith(folder)) return !file.slice(folder.length - 1).includes(NODE_MODULES);
-    return !file.includes(NODE_MODULES) && !own.some((prefix) => file.startsWith(prefix));
-  };
-}
-
-/** The file of the code that made the access `trap` answers: the innermost frame that names a file. */
-function readerFile(trap: Trap): string | undefined {
-  // Put back as they were, never called here.
-  // eslint-disable-next-line @typescript-eslint/unbound-method
-  const { prepareStackTrace, stackTraceLimit } = Error;
-  const holder: { stack?: NodeJS.CallSite[] } = {};
-  let frames: NodeJS.CallSite[] | undefined;
-  try {
-    Error.stackTraceLimit = STACK_FRAMES;
-    Error.prepareStackTrace = (_, callSites) => callSites;
-    Error.captureStackTrace(holder, trap);
-    // The stack is made when first read: while the frames are what prepareStackTrace gives.
-    frames = holder.stack;
-  } finally {
-    Error.prepareStackTrace = prepareStackTrace;
-    Error.stackTraceLimit = stackTraceLimit;
-  }
-  for (const frame of Array.isArray(frames) ? frames : []) {
-    const file = frame.getFileName();
-    if (file) return file.startsWith('file:') ? fileURLToPath(file) : file;
-  }
-  return undefined;
 }

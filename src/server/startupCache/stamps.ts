@@ -4,7 +4,8 @@
  * icons) with its size, modification and change times and inode, and the files
  * a full load read or depended on that the walk does not see (stampFile): the
  * modules Node loaded itself, the packages' manifests and install records,
- * present or absent (registry/importTrace.ts). Any difference, a file added or
+ * present or absent (registry/importTrace.ts), and the files the definitions
+ * read themselves with node:fs (fileReads.ts). Any difference, a file added or
  * removed included, makes the cache stale. The change time and
  * inode catch an edit that kept the size and put the modification time back
  * (`touch -r`, `cp -p`, `rsync -t`): no one can set a change time, and a copy
