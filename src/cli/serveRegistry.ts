@@ -96,15 +96,15 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
   // again when read would only cost a stat a file (10,000 of them at 10,000 definitions).
   const walked = new Set(stamps.map(([file]) => inFolder(agentsDir, file)));
   const read = new Map<string, FileStamp>();
-  const known = (file: string) => walked.has(file) || read.has(file);
   const onRead = (file: string) => {
-    if (!known(file)) read.set(file, stampFile(file));
+    if (!walked.has(file) && !read.has(file)) read.set(file, stampFile(file));
   };
   // The environment variables the definitions read are part of the cache's key too (environment.ts), and so are the
-  // files they read themselves with node:fs (fileReads.ts, told to onRead like the loader's): watched while they load
-  // and while the catalogue is built (a lazy schema, say, is evaluated only then).
-  const { result, environment } = await readingEnvironment(agentsDir, () =>
-    readingFiles(agentsDir, { known, onRead }, async () => {
+  // files they read themselves with node:fs (fileReads.ts): watched while they load and while the catalogue is built
+  // (a lazy schema, say, is evaluated only then).
+  const { result, environment } = await readingEnvironment(agentsDir, async () => {
+    const known = (file: string) => walked.has(file) || read.has(file);
+    const { result: loaded, files } = await readingFiles(agentsDir, known, async () => {
       const full = await loadForCommand(options, { onRead, ...(options.env ? { env: options.env } : {}) });
       if (full.errors.length) return { full };
       try {
@@ -113,8 +113,11 @@ export async function loadForServe(options: ServeLoadOptions): Promise<LoadedFor
         // An unreadable icon: the server reports it when it builds the catalogue itself.
         return { full };
       }
-    }),
-  );
+    });
+    // Stamped as the load left them (fileReads.ts).
+    for (const file of files) read.set(file, stampFile(file));
+    return loaded;
+  });
   const { registry, issues, errors } = result.full;
   const { tools } = result;
   if (errors.length || !tools)

@@ -56,13 +56,16 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
   const reload = async (): Promise<void> => {
     let loaded;
     const read = new Map<string, FileStamp>();
-    const known = (file: string) => read.has(file) || sees(file);
     const onRead = (file: string) => {
-      if (!known(file)) read.set(file, stampFile(file));
+      if (!read.has(file) && !sees(file)) read.set(file, stampFile(file));
     };
     try {
-      // With the files the definitions read themselves with node:fs, as serve's full load (fileReads.ts).
-      loaded = await readingFiles(agentsDir, { known, onRead }, () => loadForCommand(options, { fresh: true, onRead }));
+      // With the files the definitions read themselves with node:fs, as serve's full load (fileReads.ts), stamped as
+      // the load left them.
+      const known = (file: string) => read.has(file) || sees(file);
+      const { result, files } = await readingFiles(agentsDir, known, () => loadForCommand(options, { fresh: true, onRead }));
+      for (const file of files) read.set(file, stampFile(file));
+      loaded = result;
     } catch (error) {
       // The folder was removed, or holds no definitions any more. What was read is what to look at now; with
       // nothing read, the same files as before, as they are now (else their change would reload again every poll).

@@ -264,7 +264,7 @@ describe('agentport run', () => {
     ['SIGTERM', 143],
     ['SIGHUP', 129],
   ] as const)(
-    '[RL-4] %s interrupts the run (a repeat is ignored): recorded as interrupted, exit %i, and --thread continues it',
+    '[RL-4] %s interrupts the run (repeats are ignored): recorded as interrupted, exit %i, and --thread continues it',
     async (signal, exitCode) => {
       const dataDir = tempDir();
       model.reply({ text: 'too late', delayMs: 20_000 });
@@ -285,7 +285,9 @@ describe('agentport run', () => {
       // The model has the request (the reply it gets is the delayed one, not the next test's).
       await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBe(1);
       child.kill(signal);
-      // Sent again while the first is handled (a terminal closing can send it more than once): not fatal.
+      // Sent again while the first is handled (a terminal closing can send SIGHUP more than once, a service manager
+      // may repeat SIGTERM): not fatal. (Not until the process is gone: in its last moments, after everything is
+      // recorded and printed, Node puts the signals' default actions back.)
       await new Promise((resolve) => setTimeout(resolve, 5));
       child.kill(signal);
       expect(await exited).toEqual({ code: exitCode, signal: null });

@@ -147,7 +147,9 @@ describe('stopping while a tool runs', () => {
       const dataDir = tempDir();
       const { child, exited } = await startBusyChild(dataDir);
       child.kill(signal);
-      // A terminal closing can send SIGHUP more than once; a service manager may repeat SIGTERM.
+      // Sent again while the first is handled (a terminal closing can send SIGHUP more than once, a service manager
+      // may repeat SIGTERM): not fatal. (Not until the process is gone: in its last moments, after everything is
+      // recorded and printed, Node puts the signals' default actions back.)
       await new Promise((resolve) => setTimeout(resolve, 5));
       child.kill(signal);
       expect(await exited).toEqual({ code: 0, signal: null });

@@ -756,6 +756,35 @@ describe('the start-up cache', () => {
       expect(description(gone)).toBe('Disabled.');
     });
 
+    it('a file a definition reads and then writes (a memo kept on disk) is keyed as the load left it', async () => {
+      const f = folder();
+      const file = beside(f, 'memo.json');
+      writeFiles(path.dirname(file), { 'memo.json': '{"loads":0}' });
+      writeFiles(f.agentsDir, {
+        'prompts/beta.ts': reading(
+          'DESCRIPTION',
+          [
+            "import { readFileSync, writeFileSync } from 'node:fs';",
+            `const memo = JSON.parse(readFileSync(${JSON.stringify(file)}, 'utf8')) as { loads: number };`,
+            `writeFileSync(${JSON.stringify(file)}, JSON.stringify({ loads: memo.loads + 1 }));`,
+            "const DESCRIPTION = 'Loaded ' + String(memo.loads + 1) + ' time(s).';",
+          ].join('\n'),
+        ),
+      });
+      expect(description(await load(f))).toBe('Loaded 1 time(s).');
+      // Not a full load at every start: the file is keyed as the load wrote it.
+      const warm = await load(f);
+      expect(warm.startupCache).toBe('hit');
+      expect(description(warm)).toBe('Loaded 1 time(s).');
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ loads: 1 });
+      // Someone else's edit still counts.
+      writeFileSync(file, '{"loads":5}');
+      const edited = await load(f);
+      expect(edited.startupCache).toBe('miss');
+      expect(description(edited)).toBe('Loaded 6 time(s).');
+      expect((await load(f)).startupCache).toBe('hit');
+    });
+
     it("keys what the definitions read, not what a package reads for its own ends, nor agentport's own reads", async () => {
       const f = folder();
       const own = beside(f, 'desc.md');

@@ -26,6 +26,11 @@ interface RunOptions extends DirOptions {
 
 /** How long a run stopping (at its end, or interrupted by a signal) has to record what it did. */
 const SHUTDOWN_GRACE_MS = 1000;
+/** After the grace, how long an interrupted run has to settle before the process exits without it. */
+const EXIT_DEADLINE_MS = 2000;
+
+/** The exit code of a command a signal ended, as shells report it: 128 + the signal's number. */
+const exitCodeOf = (signal: StopSignal): number => 128 + osConstants.signals[signal];
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -130,7 +135,10 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
   const shutdown = () => (shuttingDown ??= runtime.shutdown(SHUTDOWN_GRACE_MS).catch(() => {}));
   /** The signal that interrupted the run (SIGTERM, SIGHUP), if one did. */
   let interruptedBy: StopSignal | undefined;
-  const stopListening = onStopSignals((signal) => {
+  let settled = false;
+  // Listened to until the process exits: a repeat while the run stops, or while the store closes, is ignored.
+  onStopSignals((signal) => {
+    if (settled) return;
     if (signal === 'SIGINT') {
       view.line('cancelling (Ctrl-C again to quit at once)');
       cancel.abort(new errors.AgentportError('CANCELLED', 'the run was cancelled from the terminal (Ctrl-C)'));
@@ -138,10 +146,10 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
     }
     // Not cancelled: interrupted as a stopping server interrupts it, recorded so, and continued later with --thread.
     interruptedBy = signal;
-    // A closed terminal (SIGHUP) fails every write to it; there is nobody left to tell.
-    if (signal === 'SIGHUP') for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
     view.line(`interrupting (${signal})`);
     void shutdown();
+    // A run that does not settle (waiting for a thread another process holds, say) does not hold the process.
+    setTimeout(() => process.exit(exitCodeOf(signal)), SHUTDOWN_GRACE_MS + EXIT_DEADLINE_MS).unref();
   });
 
   let threadId: string | undefined;
@@ -160,18 +168,18 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
   } catch (error) {
     thrown = errors.errorInfo(error);
   } finally {
+    settled = true;
     view.finish();
-    stopListening();
     await shutdown();
   }
 
   const failure = thrown ?? result?.error;
   const cancelled = cancel.signal.aborted && (failure?.code === 'CANCELLED' || failure === undefined);
   const interrupted = interruptedBy !== undefined && failure?.code === 'INTERRUPTED';
-  const code = cancelled ? EXIT_INTERRUPTED : interrupted ? 128 + osConstants.signals[interruptedBy!] : failure ? 1 : 0;
+  const code = cancelled ? EXIT_INTERRUPTED : interrupted ? exitCodeOf(interruptedBy!) : failure ? 1 : 0;
   if (threadId === undefined) {
     // Refused before a thread was opened (arguments, an unknown thread, a missing variable): nothing ran.
-    fail(`${failure!.code}: ${failure!.message}`, code);
+    fail(interrupted ? `interrupted (${interruptedBy}) before the run began: nothing ran` : `${failure!.code}: ${failure!.message}`, code);
     return code;
   }
   if (options.json) {

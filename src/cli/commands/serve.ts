@@ -274,9 +274,13 @@ export function registerServeCommand(program: Command): void {
       // exits (stopSignals.ts: Ctrl-C again quits at once).
       let stopping = false;
       let watching: import('../watch.js').AgentsWatch | undefined;
-      const stop = (why: string, close?: () => Promise<void>) => {
+      /** Closes the HTTP listener, once there is one. */
+      let closeListener: (() => Promise<void>) | undefined;
+      const stop = (why: string) => {
         if (stopping) return;
         stopping = true;
+        // However the stop began, a Ctrl-C now quits at once.
+        signals.stopping();
         log.info(`stopping (${why})${why === 'SIGINT' ? ': Ctrl-C again quits at once' : ''}`);
         const deadline = setTimeout(() => process.exit(0), graceMs + 2000);
         deadline.unref();
@@ -286,12 +290,19 @@ export function registerServeCommand(program: Command): void {
         void server
           .shutdown(graceMs)
           .catch((error: unknown) => log.error(`shutdown: ${error instanceof Error ? error.message : String(error)}`))
-          .then(() => close?.())
+          .then(() => closeListener?.())
           .catch(() => {})
           .finally(() => process.exit(0));
         // A server stopped before the cache's turn came (a host that lists the tools and goes) still leaves it: written
         // once the runs have been told to stop, while they record it.
         loaded.saveStartupCache?.();
+      };
+      const signals = onStopSignals((signal) => stop(signal));
+      const watchIfAsked = async () => {
+        if (!options.watch) return;
+        watching = await startWatching();
+        // Stopped while the watch started: no reload starts while stopping.
+        if (stopping) void watching.close().catch(() => {});
       };
       if (!options.http) {
         const maxMessageMb = Number(options.maxMessageMb);
@@ -301,8 +312,7 @@ export function registerServeCommand(program: Command): void {
         }
         const { startStdio } = await import('../../server/stdio.js');
         startStdio(server, { maxMessageMb, ...(protocolOutput ? { output: protocolOutput } : {}), onEnd: () => stop('stdin closed') });
-        onStopSignals((signal) => stop(signal));
-        if (options.watch) watching = await startWatching();
+        await watchIfAsked();
         saveStartupCacheSoon(loaded);
         log.info(
           `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} on stdio${options.watch ? ', reloading it on changes' : ''}`,
@@ -321,8 +331,8 @@ export function registerServeCommand(program: Command): void {
           ...(oauth ? { oauth } : {}),
           ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
         });
-        onStopSignals((signal) => stop(signal, () => running.close()));
-        if (options.watch) watching = await startWatching();
+        closeListener = () => running.close();
+        await watchIfAsked();
         saveStartupCacheSoon(loaded);
         log.info(
           `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}${oauth ? ` (OAuth: tokens from ${oauth.issuer})` : ''}${options.watch ? ', reloading it on changes' : ''}`,

@@ -8,45 +8,49 @@
  * named ESM imports of them included. A read counts as an environment variable's does (definitionsCode.ts): when the
  * code that made it is the definitions' own, not agentport's (it reads the definitions, which the walk stamps), not
  * Node's (the module loader reading a file for `require`, which importTrace.ts stamps), not a package's (its own
- * files, which the install records stand for). A file is stamped before it is read, as it is then: one changed during
- * the load leaves the cache stale, never wrong; one that is not there is stamped as missing, so its appearing makes
- * the cache stale (what `existsSync` decided). A file descriptor or a FileHandle names no file here, so its reads are
- * not keyed; nor is a folder's existence, since a folder is stamped as a missing file is (stampFile).
+ * files, which the install records stand for); and only when the load made it: a tool that a `--watch` reload runs
+ * beside (an earlier registry's, answering a call) reads for its call, not for the load. The files are stamped by
+ * the caller once the load is over, as they are then: a definition that writes a file it read (a memo kept on disk)
+ * leaves it as the next start finds it, rather than making every start a full load and every `--watch` poll a
+ * reload. (A file someone else edits while the load runs is keyed as edited; the load may have read it before.) One
+ * that is not there is stamped as missing, so its appearing makes the cache stale (what `existsSync` decided). A file
+ * descriptor or a FileHandle names no file here, so its reads are not keyed; nor is a folder's existence, since a
+ * folder is stamped as a missing file is (stampFile).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callerFile, definitionsCode, type Called } from './definitionsCode.js';
 
-/** Where the files the definitions read go. */
-export interface FileReads {
-  /**
-   * Whether a file (by absolute path) is keyed already: the walk's files (the loader reads every definition, 10,000
-   * of them in a big folder) and those read before end here, before the stack is looked at.
-   */
-  known(file: string): boolean;
-  /** Told each file the definitions read that is not known, by absolute path, before it is read. */
-  onRead(file: string): void;
-}
-
 /** What the watched version of an `fs` function tells of a call: the path it was given, and itself (where the stack is cut). */
 type Note = (file: unknown, called: Called) => void;
 
 /**
  * Runs `work` (a full load of `agentsDir`, and whatever else evaluates the definitions, such as building the tool
- * catalogue) with node:fs's reading functions watched, telling `reads` the files the definitions read.
+ * catalogue) with node:fs's reading functions watched; gives its result and the files the definitions read, by
+ * absolute path, but for those `known` already (the walk's files: the loader reads every definition, 10,000 of them in
+ * a big folder, and each ends at that check, before the stack is looked at).
  */
-export async function readingFiles<T>(agentsDir: string, reads: FileReads, work: () => Promise<T>): Promise<T> {
+export async function readingFiles<T>(
+  agentsDir: string,
+  known: (file: string) => boolean,
+  work: () => Promise<T>,
+): Promise<{ result: T; files: string[] }> {
   const isDefinitions = definitionsCode(agentsDir);
+  const files = new Set<string>();
+  const seen = (file: string) => files.has(file) || known(file);
+  // Marks what the load runs, down to the callbacks and promises it starts: nothing else in the process counts.
+  const load = new AsyncLocalStorage<true>();
   // Code that kept a watched function (`const read = fs.readFileSync`) can call it after the load: from then on it
   // only calls through.
   let watching = true;
   const note: Note = (file, called) => {
     // The loader's own reads of the folder's files end at the first check, by the path as given.
-    if (!watching || (typeof file === 'string' && reads.known(file))) return;
+    if (!watching || load.getStore() !== true || (typeof file === 'string' && seen(file))) return;
     const absolute = absolutePath(file);
-    if (absolute !== undefined && !reads.known(absolute) && isDefinitions(callerFile(called))) reads.onRead(absolute);
+    if (absolute !== undefined && !seen(absolute) && isDefinitions(callerFile(called))) files.add(absolute);
   };
   const restores = [
     watch(fs, 'readFileSync', note),
@@ -57,7 +61,8 @@ export async function readingFiles<T>(agentsDir: string, reads: FileReads, work:
   // `import { readFileSync } from 'node:fs'` (and from node:fs/promises) in a definition meets the watched ones too.
   syncBuiltinESMExports();
   try {
-    return await work();
+    const result = await load.run(true, work);
+    return { result, files: [...files] };
   } finally {
     watching = false;
     if (restores.map((restore) => restore()).includes(true)) syncBuiltinESMExports();
