@@ -5,9 +5,10 @@
  * is in startupCache.test.ts and e2e/watch.test.ts; this file's own code counts
  * as the definitions' here, being neither agentport's nor a package's.)
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readingFiles } from '../../src/server/startupCache/fileReads.js';
 import { tempDir } from '../support/mcpClients.js';
 
@@ -40,5 +41,22 @@ describe('readingFiles', () => {
     expect(files.sort()).toEqual([path.join(dir, 'absent'), ownRead].sort());
     // Put back once the load is over.
     expect(fs.readFileSync.name).toBe('readFileSync');
+  });
+
+  it('disables the storage that marks the load: left enabled, it keeps promise hooks on for the life of the process', async () => {
+    const runs = vi.spyOn(AsyncLocalStorage.prototype, 'run');
+    const disables = vi.spyOn(AsyncLocalStorage.prototype, 'disable');
+    try {
+      await readingFiles(
+        tempDir(),
+        () => false,
+        () => Promise.resolve(),
+      );
+      expect(runs.mock.contexts.length).toBeGreaterThan(0);
+      for (const storage of runs.mock.contexts) expect(disables.mock.contexts).toContain(storage);
+    } finally {
+      runs.mockRestore();
+      disables.mockRestore();
+    }
   });
 });
