@@ -8,9 +8,10 @@
  * under way has a deadline of its own, and a terminal closing can send SIGHUP
  * more than once. A second Ctrl-C is someone pressing it again to quit at
  * once, as shells and other servers let them; unless it comes within
- * {@link SAME_PRESS_MS} of the first, which is the same press twice: npm and
- * npx pass the SIGINT they get from the terminal on to the command, which got
- * it from the terminal too.
+ * {@link SAME_PRESS_MS} of the stop's beginning, when it is the press that
+ * began it (npm and npx pass the SIGINT they get from the terminal on to the
+ * command, which got it from the terminal too) or came with what did (a host
+ * ending on Ctrl-C closes the server's stdin).
  */
 
 export type StopSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
@@ -20,11 +21,11 @@ const STOP_SIGNALS: readonly StopSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 /** Exit code of a process that quit at a second Ctrl-C (128 + SIGINT's number), as shells report it. */
 export const EXIT_INTERRUPTED = 130;
 
-/** A Ctrl-C this soon after the one that began the stop is that one again, passed on by a parent (see above). */
+/** A Ctrl-C this soon after the stop began is the press that began it, or came with what did (see above). */
 const SAME_PRESS_MS = 500;
 
 export interface StopSignals {
-  /** A stop began some other way (stdin closed, say): a Ctrl-C from now on quits at once. */
+  /** A stop began some other way (stdin closed, say): a Ctrl-C from now on (after the same-press window) quits at once. */
   stopping(): void;
   /** Stops listening. */
   close(): void;
@@ -35,16 +36,14 @@ export interface StopSignals {
  * {@link EXIT_INTERRUPTED}) and the others are ignored.
  */
 export function onStopSignals(stop: (signal: StopSignal) => void, quit: () => void = () => process.exit(EXIT_INTERRUPTED)): StopSignals {
-  let stopping = false;
-  /** When the Ctrl-C that began the stop came (performance.now()), if one did. */
-  let interruptedAt: number | undefined;
+  /** When the stop began (performance.now()), however it began; undefined before. */
+  let stoppedAt: number | undefined;
   const listeners = STOP_SIGNALS.map((signal) => {
     const listener = () => {
-      if (!stopping) {
-        stopping = true;
-        if (signal === 'SIGINT') interruptedAt = performance.now();
+      if (stoppedAt === undefined) {
+        stoppedAt = performance.now();
         stop(signal);
-      } else if (signal === 'SIGINT' && (interruptedAt === undefined || performance.now() - interruptedAt >= SAME_PRESS_MS)) {
+      } else if (signal === 'SIGINT' && performance.now() - stoppedAt >= SAME_PRESS_MS) {
         quit();
       }
     };
@@ -53,7 +52,7 @@ export function onStopSignals(stop: (signal: StopSignal) => void, quit: () => vo
   });
   return {
     stopping: () => {
-      stopping = true;
+      stoppedAt ??= performance.now();
     },
     close: () => {
       for (const [signal, listener] of listeners) process.off(signal, listener);

@@ -7,7 +7,8 @@
  *
  * The folder is watched for changes (registry/watchFolder.ts). What the last load read that the
  * folder's watch does not see (a helper outside the folder or in a dot-folder, an imported package's
- * manifest or install record, a file a definition read with node:fs, stamped as it was read) is looked at every
+ * manifest or install record, stamped as it was read; a file a definition read with node:fs, stamped as the load left it)
+ * is looked at every
  * {@link DEPENDENCY_POLL_MS}: a change there reloads too.
  */
 import { realpathSync } from 'node:fs';

@@ -135,10 +135,15 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
   const shutdown = () => (shuttingDown ??= runtime.shutdown(SHUTDOWN_GRACE_MS).catch(() => {}));
   /** The signal that interrupted the run (SIGTERM, SIGHUP), if one did. */
   let interruptedBy: StopSignal | undefined;
-  let settled = false;
+  /** Set once the run has settled; its exit code once worked out (below). */
+  let settled: { code?: number } | undefined;
   // Listened to until the process exits: a repeat while the run stops, or while the store closes, is ignored.
   onStopSignals((signal) => {
-    if (settled) return;
+    // A run that has settled is only closing the store: it gets the same moment, then the process goes as it would have.
+    if (settled) {
+      setTimeout(() => process.exit(settled?.code ?? process.exitCode ?? exitCodeOf(signal)), EXIT_DEADLINE_MS).unref();
+      return;
+    }
     if (signal === 'SIGINT') {
       view.line('cancelling (Ctrl-C again to quit at once)');
       cancel.abort(new errors.AgentportError('CANCELLED', 'the run was cancelled from the terminal (Ctrl-C)'));
@@ -148,8 +153,15 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
     interruptedBy = signal;
     view.line(`interrupting (${signal})`);
     void shutdown();
-    // A run that does not settle (waiting for a thread another process holds, say) does not hold the process.
-    setTimeout(() => process.exit(exitCodeOf(signal)), SHUTDOWN_GRACE_MS + EXIT_DEADLINE_MS).unref();
+    // A run that does not settle (waiting for a thread another process holds, say) does not hold the process; one that
+    // settled in time exits as it settled.
+    setTimeout(() => {
+      if (settled?.code === undefined)
+        process.stderr.write(
+          `agentport: the run did not stop within ${(SHUTDOWN_GRACE_MS + EXIT_DEADLINE_MS) / 1000} s of ${signal}; the next start finds it interrupted\n`,
+        );
+      process.exit(settled?.code ?? exitCodeOf(signal));
+    }, SHUTDOWN_GRACE_MS + EXIT_DEADLINE_MS).unref();
   });
 
   let threadId: string | undefined;
@@ -168,7 +180,7 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
   } catch (error) {
     thrown = errors.errorInfo(error);
   } finally {
-    settled = true;
+    settled = {};
     view.finish();
     await shutdown();
   }
@@ -177,6 +189,7 @@ async function runCommand(name: string, options: RunOptions): Promise<number> {
   const cancelled = cancel.signal.aborted && (failure?.code === 'CANCELLED' || failure === undefined);
   const interrupted = interruptedBy !== undefined && failure?.code === 'INTERRUPTED';
   const code = cancelled ? EXIT_INTERRUPTED : interrupted ? exitCodeOf(interruptedBy!) : failure ? 1 : 0;
+  settled.code = code;
   if (threadId === undefined) {
     // Refused before a thread was opened (arguments, an unknown thread, a missing variable): nothing ran.
     fail(interrupted ? `interrupted (${interruptedBy}) before the run began: nothing ran` : `${failure!.code}: ${failure!.message}`, code);

@@ -3,7 +3,7 @@ import { DEFAULT_MAX_STEPS } from '../../runtime/limits.js';
 import { DEFAULT_TOOL_SEARCH_THRESHOLD } from '../../search/toolSearchTool.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../../server/httpDefaults.js';
 import { dataDirOf, fail, printIssues, type DirOptions, DIR_HELP, DIR_OPTION } from '../context.js';
-import { onStopSignals } from '../stopSignals.js';
+import { onStopSignals, type StopSignals } from '../stopSignals.js';
 
 /** How long after start the runtime looks for threads a crashed process left running. */
 const RECOVERY_DELAY_MS = 2000;
@@ -279,8 +279,8 @@ export function registerServeCommand(program: Command): void {
       const stop = (why: string) => {
         if (stopping) return;
         stopping = true;
-        // However the stop began, a Ctrl-C now quits at once.
-        signals.stopping();
+        // However the stop began, a Ctrl-C from now on quits at once.
+        signals?.stopping();
         log.info(`stopping (${why})${why === 'SIGINT' ? ': Ctrl-C again quits at once' : ''}`);
         const deadline = setTimeout(() => process.exit(0), graceMs + 2000);
         deadline.unref();
@@ -297,7 +297,8 @@ export function registerServeCommand(program: Command): void {
         // once the runs have been told to stop, while they record it.
         loaded.saveStartupCache?.();
       };
-      const signals = onStopSignals((signal) => stop(signal));
+      /** Listened to from when the server starts its transport: before, a signal ends the process as it would any command. */
+      let signals: StopSignals | undefined;
       const watchIfAsked = async () => {
         if (!options.watch) return;
         watching = await startWatching();
@@ -311,6 +312,7 @@ export function registerServeCommand(program: Command): void {
           return;
         }
         const { startStdio } = await import('../../server/stdio.js');
+        signals = onStopSignals((signal) => stop(signal));
         startStdio(server, { maxMessageMb, ...(protocolOutput ? { output: protocolOutput } : {}), onEnd: () => stop('stdin closed') });
         await watchIfAsked();
         saveStartupCacheSoon(loaded);
@@ -323,6 +325,7 @@ export function registerServeCommand(program: Command): void {
       const token = oauth ? undefined : process.env.AGENTPORT_TOKEN || undefined;
       if (oauth && process.env.AGENTPORT_TOKEN)
         log.warn('AGENTPORT_TOKEN is not used with --auth oauth: every request needs an access token from the issuer');
+      signals = onStopSignals((signal) => stop(signal));
       try {
         const running = await startHttp(server, {
           host: options.host ?? DEFAULT_HOST,
@@ -332,12 +335,16 @@ export function registerServeCommand(program: Command): void {
           ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
         });
         closeListener = () => running.close();
+        // Stopped while it started listening: nothing to announce.
+        if (stopping) return;
         await watchIfAsked();
         saveStartupCacheSoon(loaded);
         log.info(
           `serving ${server.tools.length} tool(s) from ${loaded.registry.agentsDir} at ${running.url}${oauth ? ` (OAuth: tokens from ${oauth.issuer})` : ''}${options.watch ? ', reloading it on changes' : ''}`,
         );
       } catch (error) {
+        // Refused (a port in use, say): the exit code says so, whatever signal comes next.
+        signals.close();
         fail(error instanceof Error ? error.message : String(error));
       }
     });
