@@ -9,7 +9,7 @@
 //
 //   BENCH_PROMPTS=10000      prompts in the folder (size it down for a quick run)
 //   BENCH_BIG_RUNS=5         runs of each warm measurement
-//   BENCH_BIG_COLD_RUNS=2    first-ever starts (each with empty caches)
+//   BENCH_BIG_COLD_RUNS=3    first-ever starts (each with empty caches; three, so the figure is a median, not a mean of two)
 //   BENCH_CLI=<main.js>      the agentport CLI to measure (default: this checkout's dist/cli/main.js)
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -20,7 +20,7 @@ import { ROOT, fmt, median, removeDir, tempDir } from './support.mjs';
 
 const COUNT = Number(process.env.BENCH_PROMPTS ?? 10_000);
 const RUNS = Number(process.env.BENCH_BIG_RUNS ?? 5);
-const COLD_RUNS = Number(process.env.BENCH_BIG_COLD_RUNS ?? 2);
+const COLD_RUNS = Number(process.env.BENCH_BIG_COLD_RUNS ?? 3);
 // Another build's CLI can be measured the same way (a checkout built elsewhere), to compare builds.
 const CLI = process.env.BENCH_CLI ?? path.join(ROOT, 'dist', 'cli', 'main.js');
 
@@ -104,7 +104,13 @@ async function inTurn(kinds) {
   const runs = Object.fromEntries(Object.keys(kinds).map((name) => [name, []]));
   const rounds = Math.max(...Object.values(kinds).map((kind) => kind.runs));
   for (let round = 0; round < rounds; round++) {
-    for (const [name, kind] of Object.entries(kinds)) if (round < kind.runs) runs[name].push(await kind.start());
+    for (const [name, kind] of Object.entries(kinds)) {
+      if (round >= kind.runs) continue;
+      const result = await kind.start();
+      runs[name].push(result);
+      // Each start's figure, so a run's spread can be read, not only its medians.
+      process.stderr.write(`bigFolder: round ${round + 1}, ${name}: tools/list at ${fmt(result.list)} ms\n`);
+    }
   }
   return Object.fromEntries(Object.entries(runs).map(([name, done]) => [name, summarize(done)]));
 }
