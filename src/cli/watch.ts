@@ -57,13 +57,13 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
   const reload = async (): Promise<void> => {
     let loaded;
     const read = new Map<string, FileStamp>();
+    const known = (file: string) => read.has(file) || sees(file);
     const onRead = (file: string) => {
       if (!read.has(file) && !sees(file)) read.set(file, stampFile(file));
     };
     try {
       // With the files the definitions read themselves with node:fs, as serve's full load (fileReads.ts), stamped as
       // the load left them.
-      const known = (file: string) => read.has(file) || sees(file);
       const { result, files } = await readingFiles(agentsDir, known, () => loadForCommand(options, { fresh: true, onRead }));
       for (const file of files) read.set(file, stampFile(file));
       loaded = result;
@@ -88,8 +88,14 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
       keep(`--expose-upstream: ${shown} declares no upstream MCP servers (mcp.json)`);
       return;
     }
+    const registry = loaded.registry;
     try {
-      log.info(`reloaded ${shown}: ${describeChange(server.replaceRegistry(loaded.registry))}`);
+      // The catalogue is built here, and what it evaluates (a lazy schema, say) may read files too: followed like the
+      // load's.
+      const { result: change, files } = await readingFiles(agentsDir, known, () => Promise.resolve(server.replaceRegistry(registry)));
+      for (const file of files) read.set(file, stampFile(file));
+      dependencies = [...read.values()];
+      log.info(`reloaded ${shown}: ${describeChange(change)}`);
     } catch (error) {
       keep(errorMessage(error));
     }

@@ -231,6 +231,40 @@ describe('serve --watch over stdio', () => {
     }
   });
 
+  it('[ST-5] a file a lazy schema reads when the catalogue is built is followed after a reload too', async () => {
+    let words = '';
+    const served = await serveStdio('legacy', (dir) => {
+      words = path.join(path.dirname(dir), 'shared', 'name.md');
+      mkdirSync(path.dirname(words), { recursive: true });
+      writeFileSync(words, 'Who to greet.');
+      const greeter = path.join(dir, 'prompts', 'greeter.ts');
+      edit(
+        greeter,
+        `tools: ['shout'],`,
+        `tools: ['shout'],\n  requiredSchema: z.object({ name: z.lazy(() => z.string().describe(readFileSync(${JSON.stringify(words)}, 'utf8'))) }),`,
+      );
+      edit(
+        greeter,
+        `import { definePrompt } from 'agentport-mcp';`,
+        `import { readFileSync } from 'node:fs';\nimport { z } from 'zod';\nimport { definePrompt } from 'agentport-mcp';`,
+      );
+    });
+    const described = async () => {
+      const tool = (await served.client.listTools()).tools.find((t) => t.name === 'greeter');
+      return (tool?.inputSchema.properties?.['name'] as { description?: string } | undefined)?.description;
+    };
+    expect(await described()).toBe('Who to greet.');
+    // Read when the first start built its catalogue, then when the reload the first edit caused built its own.
+    for (const [count, text] of [
+      [1, 'Whom to greet.'],
+      [2, 'Whom to greet, by name.'],
+    ] as const) {
+      writeFileSync(words, text);
+      await expect.poll(() => served.seen.tools, POLL).toBe(count);
+      expect(await described()).toBe(text);
+    }
+  });
+
   it('an icon in a dot-folder is watched after a full load too', async () => {
     const dir = copyOfFixture();
     const svg = (fill: string) => `<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1" fill="${fill}"/></svg>`;
