@@ -59,7 +59,7 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
     const read = new Map<string, FileStamp>();
     const known = (file: string) => read.has(file) || sees(file);
     const onRead = (file: string) => {
-      if (!read.has(file) && !sees(file)) read.set(file, stampFile(file));
+      if (!known(file)) read.set(file, stampFile(file));
     };
     try {
       // With the files the definitions read themselves with node:fs, as serve's full load (fileReads.ts), stamped as
@@ -75,7 +75,7 @@ export async function watchAgents(server: AgentportServer, options: DirOptions, 
       return;
     }
     // Icons are read when the catalogue is built, not by the load: looked at too, as the start-up cache does.
-    for (const file of iconFiles(loaded.registry)) if (!read.has(file) && !sees(file)) read.set(file, stampFile(file));
+    for (const file of iconFiles(loaded.registry)) onRead(file);
     dependencies = [...read.values()];
     const { hideDeclaredSecrets } = await import('../runtime/variables/declaredSecrets.js');
     hideDeclaredSecrets(loaded.registry, process.env);

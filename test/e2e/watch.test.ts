@@ -203,66 +203,65 @@ describe('serve --watch over stdio', () => {
     expect(await watchAndEdit('Greets all, always by name.')).toBe(false);
   });
 
-  it('[ST-5] a file outside the folder that a definition reads with readFileSync is watched, and again after a reload', async () => {
-    let words = '';
+  /**
+   * Serves the fixture with greeter reading `<copy>/shared/<name>` (outside the agents folder) through `reading`, an
+   * edit of greeter.ts given the file's path; then edits the file twice and expects a reload each time, `read` giving
+   * what greeter shows of it: it was read by the start's full load, then by the reload the first edit caused.
+   */
+  async function followedAcrossReloads(
+    name: string,
+    texts: [first: string, second: string, third: string],
+    reading: (file: string) => { from: string; to: string; imports: string },
+    read: (tool: Awaited<ReturnType<Client['listTools']>>['tools'][number] | undefined) => unknown,
+  ) {
+    let file = '';
     const served = await serveStdio('legacy', (dir) => {
       // Beside the agents folder, in the copy's folder (removed with it).
-      words = path.join(path.dirname(dir), 'shared', 'greeting.md');
-      mkdirSync(path.dirname(words), { recursive: true });
-      writeFileSync(words, 'Greets whoever is named.');
+      file = path.join(path.dirname(dir), 'shared', name);
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, texts[0]);
       const greeter = path.join(dir, 'prompts', 'greeter.ts');
-      edit(greeter, `toolDescription: 'Greets whoever is named.',`, `toolDescription: readFileSync(${JSON.stringify(words)}, 'utf8'),`);
-      edit(
-        greeter,
-        `import { definePrompt } from 'agentport-mcp';`,
-        `import { readFileSync } from 'node:fs';\nimport { definePrompt } from 'agentport-mcp';`,
-      );
+      const { from, to, imports } = reading(file);
+      edit(greeter, from, to);
+      edit(greeter, `import { definePrompt } from 'agentport-mcp';`, `${imports}\nimport { definePrompt } from 'agentport-mcp';`);
     });
-    const description = async () => (await served.client.listTools()).tools.find((tool) => tool.name === 'greeter')?.description;
-    expect(await description()).toBe('Greets whoever is named.');
-    // Read by the start's full load, then by the reload the first edit caused.
+    const shown = async () => read((await served.client.listTools()).tools.find((tool) => tool.name === 'greeter'));
+    expect(await shown()).toBe(texts[0]);
     for (const [count, text] of [
-      [1, 'Greets everyone by name.'],
-      [2, 'Greets all, always by name.'],
+      [1, texts[1]],
+      [2, texts[2]],
     ] as const) {
-      writeFileSync(words, text);
+      writeFileSync(file, text);
       await expect.poll(() => served.seen.tools, POLL).toBe(count);
-      expect(await description()).toBe(text);
+      expect(await shown()).toBe(text);
     }
+  }
+
+  it('[ST-5] a file outside the folder that a definition reads with readFileSync is watched, and again after a reload', async () => {
+    await followedAcrossReloads(
+      'greeting.md',
+      ['Greets whoever is named.', 'Greets everyone by name.', 'Greets all, always by name.'],
+      (file) => ({
+        from: `toolDescription: 'Greets whoever is named.',`,
+        to: `toolDescription: readFileSync(${JSON.stringify(file)}, 'utf8'),`,
+        imports: `import { readFileSync } from 'node:fs';`,
+      }),
+      (tool) => tool?.description,
+    );
   });
 
   it('[ST-5] a file a lazy schema reads when the catalogue is built is followed after a reload too', async () => {
-    let words = '';
-    const served = await serveStdio('legacy', (dir) => {
-      words = path.join(path.dirname(dir), 'shared', 'name.md');
-      mkdirSync(path.dirname(words), { recursive: true });
-      writeFileSync(words, 'Who to greet.');
-      const greeter = path.join(dir, 'prompts', 'greeter.ts');
-      edit(
-        greeter,
-        `tools: ['shout'],`,
-        `tools: ['shout'],\n  requiredSchema: z.object({ name: z.lazy(() => z.string().describe(readFileSync(${JSON.stringify(words)}, 'utf8'))) }),`,
-      );
-      edit(
-        greeter,
-        `import { definePrompt } from 'agentport-mcp';`,
-        `import { readFileSync } from 'node:fs';\nimport { z } from 'zod';\nimport { definePrompt } from 'agentport-mcp';`,
-      );
-    });
-    const described = async () => {
-      const tool = (await served.client.listTools()).tools.find((t) => t.name === 'greeter');
-      return (tool?.inputSchema.properties?.['name'] as { description?: string } | undefined)?.description;
-    };
-    expect(await described()).toBe('Who to greet.');
     // Read when the first start built its catalogue, then when the reload the first edit caused built its own.
-    for (const [count, text] of [
-      [1, 'Whom to greet.'],
-      [2, 'Whom to greet, by name.'],
-    ] as const) {
-      writeFileSync(words, text);
-      await expect.poll(() => served.seen.tools, POLL).toBe(count);
-      expect(await described()).toBe(text);
-    }
+    await followedAcrossReloads(
+      'name.md',
+      ['Who to greet.', 'Whom to greet.', 'Whom to greet, by name.'],
+      (file) => ({
+        from: `tools: ['shout'],`,
+        to: `tools: ['shout'],\n  requiredSchema: z.object({ name: z.lazy(() => z.string().describe(readFileSync(${JSON.stringify(file)}, 'utf8'))) }),`,
+        imports: `import { readFileSync } from 'node:fs';\nimport { z } from 'zod';`,
+      }),
+      (tool) => (tool?.inputSchema.properties?.['name'] as { description?: string } | undefined)?.description,
+    );
   });
 
   it('an icon in a dot-folder is watched after a full load too', async () => {
